@@ -1,0 +1,76 @@
+// The result of the symbolic analysis: ordering, supernodal assembly tree and
+// the row structure of every front. Pure data, no runtime.
+#pragma once
+
+#include <vector>
+
+#include "sparse/csc.hpp"
+
+namespace starfront {
+
+/// Which fill-reducing ordering the analysis computes.
+enum class OrderingMethod {
+  scotch,   ///< Scotch nested dissection (SCOTCH_graphOrder, default strategy)
+  natural,  ///< identity (before the postorder that the analysis always applies)
+  user,     ///< a permutation given by the caller (AnalysisOptions::user_perm)
+};
+
+/// Options of the symbolic analysis.
+struct AnalysisOptions {
+  OrderingMethod ordering = OrderingMethod::scotch;
+  std::vector<idx_t> user_perm;  ///< with OrderingMethod::user: perm[k] = original index of pivot k
+  /// Relaxed amalgamation (Ashcraft & Grimes 1989; as in CHOLMOD's
+  /// cholmod_super_symbolic): a child supernode is merged into its parent when
+  /// the merged supernode has at most `relax_small` columns, or the fraction
+  /// of explicit zeros it introduces in the merged front's L part stays at or
+  /// below `relax_zeros_small` (≤ relax_mid columns) / `relax_zeros_large`.
+  idx_t relax_small = 4;
+  idx_t relax_mid = 16;
+  double relax_zeros_small = 0.8;
+  double relax_zeros_large = 0.1;
+  bool amalgamate = true;
+};
+
+/// Supernodal symbolic factorisation of P A Pᵀ = L Lᵀ.
+///
+/// Columns are numbered in the *final* pivot order (after the fill-reducing
+/// ordering and the postorder of the assembly tree): pivot k is the original
+/// column perm[k]. Supernode s owns the contiguous pivot columns
+/// [super_start[s], super_start[s+1]) — its fully-summed columns. Its front is
+/// the dense lower-triangular matrix over the rows
+///   front_rows[front_ptr[s] .. front_ptr[s+1]),
+/// which begin with the supernode's own columns in increasing order followed
+/// by the contribution-block rows (strictly increasing, all > the last column).
+/// Supernodes are numbered in a postorder of the assembly tree: every child
+/// has a smaller number than its parent; super_parent[s] = -1 at a root.
+struct SymbolicFactor {
+  idx_t n = 0;
+  std::vector<idx_t> perm;   ///< perm[k] = original index of pivot k (size n)
+  std::vector<idx_t> iperm;  ///< iperm[perm[k]] = k (size n)
+
+  idx_t nsuper = 0;
+  std::vector<idx_t> super_start;   ///< size nsuper+1, super_start[nsuper] = n
+  std::vector<idx_t> super_parent;  ///< size nsuper, -1 for roots
+  std::vector<idx_t> front_ptr;     ///< size nsuper+1
+  std::vector<idx_t> front_rows;    ///< size front_ptr[nsuper]
+  std::vector<idx_t> col_to_super;  ///< size n: supernode owning pivot column k
+
+  // Counts (of the amalgamated structure, i.e. what the factorisation stores).
+  idx_t nnz_l = 0;       ///< entries of L including the diagonal
+  double flops = 0.0;    ///< flops of the numeric factorisation (see analysis/counts.hpp)
+  idx_t max_front = 0;   ///< largest front order
+  idx_t nnz_l_exact = 0; ///< nnz(L) of the exact (non-amalgamated) factor
+
+  idx_t ncols(idx_t s) const { return super_start[s + 1] - super_start[s]; }
+  idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }
+  idx_t cb_order(idx_t s) const { return front_order(s) - ncols(s); }
+};
+
+/// Runs the whole analysis on the lower CSC matrix A (validated first):
+/// ordering, elimination tree, postorder, column counts, fundamental
+/// supernodes, relaxed amalgamation, front structures and counts.
+/// Errors: invalid_argument (A malformed, user_perm not a bijection),
+/// ordering_error (Scotch failed).
+Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out);
+
+}  // namespace starfront

@@ -1,0 +1,47 @@
+// Compressed sparse column storage of a symmetric matrix (lower triangle).
+#pragma once
+
+#include <vector>
+
+#include "sparse/types.hpp"
+
+namespace starfront {
+
+/// A symmetric n-by-n matrix stored by its lower triangle in CSC form, 0-based.
+/// Invariants (checked by `check_lower_csc`): colptr has n+1 non-decreasing
+/// entries starting at 0; within column j the row indices are strictly
+/// increasing and lie in [j, n); values has colptr[n] entries. Explicit zeros
+/// are allowed (they are part of the pattern). The diagonal need not be present.
+struct CscMatrix {
+  idx_t n = 0;
+  std::vector<idx_t> colptr{0};  ///< size n+1
+  std::vector<idx_t> rowind;     ///< size nnz, sorted within each column
+  std::vector<double> values;    ///< size nnz
+
+  idx_t nnz() const { return colptr.empty() ? 0 : colptr.back(); }
+};
+
+/// Checks every invariant of CscMatrix; on failure the message names the
+/// column and position at fault.
+Status check_lower_csc(const CscMatrix& A);
+
+/// Builds a lower CSC from 0-based triplets (i, j, v) of a symmetric matrix.
+/// Each triplet may lie in either triangle (it is mirrored into the lower one);
+/// duplicates are summed. Indices must lie in [0, n) (checked: invalid_argument).
+Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
+                               const std::vector<idx_t>& cols,
+                               const std::vector<double>& vals, CscMatrix& out);
+
+/// y = A*x for the symmetric matrix whose lower triangle is A (x, y of length n).
+void symmetric_matvec(const CscMatrix& A, const double* x, double* y);
+
+/// ‖A‖∞ (= ‖A‖₁) of the symmetric matrix whose lower triangle is A.
+double symmetric_norm_inf(const CscMatrix& A);
+
+/// C = P A Pᵀ restricted to its lower triangle, with perm[k] = the original
+/// index placed at position k (so C(k,l) = A(perm[k], perm[l])).
+/// perm must be a permutation of 0..n-1 (not checked here: see
+/// analysis/permutation.hpp). Rows are sorted in each column of C.
+CscMatrix permute_symmetric(const CscMatrix& A, const std::vector<idx_t>& perm);
+
+}  // namespace starfront

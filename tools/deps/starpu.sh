@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds StarPU 1.4.10 from Debian's source package (starpu 1.4.10+dfsg-2) into
+# a cached prefix: $STARFRONT_DEPS_DIR (default <repo>/.deps)/starpu-1.4.10-p<patch-hash>.
+# Configured shared only, with FxT, --enable-maxcpus=64, --enable-maxcudadev=8,
+# and CUDA when nvcc is found (CUDA_HOME, default /usr/local/cuda).
+# CUDA 13 removed cudaDeviceProp::computeMode: patches/starpu-cuda13-computemode.sh
+# rewrites StarPU's two uses to cudaDeviceGetAttribute(cudaDevAttrComputeMode).
+# Prints nothing and exits 0 when the prefix is already complete.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+deps=${STARFRONT_DEPS_DIR:-$root/.deps}
+version=1.4.10
+debver=1.4.10+dfsg-2
+patch="$here/patches/starpu-cuda13-computemode.sh"
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+with_cuda=no; [ -x "$cuda_home/bin/nvcc" ] && with_cuda=yes
+key=$( (cat "$patch"; echo "$with_cuda"; sed -n '/^conf=/,/^)/p' "$0") | sha1sum | cut -c1-10)
+prefix="$deps/starpu-$version-$key"
+if [ -f "$prefix/.complete" ]; then
+  ln -sfn "$prefix" "$deps/starpu"
+  exit 0
+fi
+echo "[deps] building StarPU $version (cuda=$with_cuda) into $prefix"
+mkdir -p "$deps/src"
+cd "$deps/src"
+if [ ! -d "starpu-$version" ]; then
+  if ! ls starpu_${debver%-*}.orig.tar.* >/dev/null 2>&1; then
+    list=/etc/apt/sources.list.d/starfront-deb-src.sources
+    if [ ! -f "$list" ]; then
+      SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+      printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie sid\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | $SUDO tee "$list" >/dev/null
+      $SUDO apt-get update -qq
+    fi
+    apt-get source --download-only -qq "starpu=$debver"
+  fi
+  rm -rf "starpu-$version.tmp" && mkdir "starpu-$version.tmp"
+  tar -xf starpu_${debver%-*}.orig.tar.* -C "starpu-$version.tmp" --strip-components=1
+  bash "$patch" "starpu-$version.tmp"
+  mv "starpu-$version.tmp" "starpu-$version"
+fi
+rm -rf "build-$key" && mkdir "build-$key" && cd "build-$key"
+conf=(--prefix="$prefix" --enable-shared --disable-static
+      --with-fxt --enable-maxcpus=64 --enable-maxcudadev=8
+      --disable-opencl --disable-mpi --disable-fortran --disable-socl
+      --disable-starpupy --disable-build-doc --disable-build-examples
+      --disable-build-tests --disable-hdf5 --disable-mlr
+)
+if [ "$with_cuda" = yes ]; then
+  conf+=(--enable-cuda --with-cuda-dir="$cuda_home")
+else
+  conf+=(--disable-cuda)
+fi
+../starpu-$version/configure "${conf[@]}" >configure.log 2>&1 || { tail -40 configure.log; exit 1; }
+make -j"$(nproc)" >make.log 2>&1 || { grep -n -m20 -i error make.log; tail -30 make.log; exit 1; }
+make install >install.log 2>&1 || { tail -30 install.log; exit 1; }
+touch "$prefix/.complete"
+ln -sfn "$prefix" "$deps/starpu"
+echo "[deps] StarPU installed in $prefix"
