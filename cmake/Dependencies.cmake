@@ -11,8 +11,10 @@ endfunction()
 
 # StarPU 1.4 (built by tools/deps/starpu.sh into .deps/starpu).
 set(ENV{PKG_CONFIG_PATH} "${STARFRONT_STARPU_PREFIX}/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
-pkg_check_modules(STARPU IMPORTED_TARGET starpu-1.4)
-if(NOT STARPU_FOUND)
+if(NOT STARFRONT_CORE_ONLY)
+  pkg_check_modules(STARPU IMPORTED_TARGET starpu-1.4)
+endif()
+if(NOT STARFRONT_CORE_ONLY AND NOT STARPU_FOUND)
   starfront_missing("StarPU 1.4 (pkg-config module starpu-1.4)"
     "Run tools/deps/install-deps.sh, or set STARFRONT_STARPU_PREFIX / PKG_CONFIG_PATH to an installation.")
 endif()

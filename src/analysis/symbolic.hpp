@@ -60,6 +60,7 @@ struct SymbolicFactor {
   double flops = 0.0;    ///< flops of the numeric factorisation (see analysis/counts.hpp)
   idx_t max_front = 0;   ///< largest front order
   idx_t nnz_l_exact = 0; ///< nnz(L) of the exact (non-amalgamated) factor
+  double flops_exact = 0.0; ///< flops of the exact factor, Σ colcount² (CHOLMOD's Common->fl)
 
   idx_t ncols(idx_t s) const { return super_start[s + 1] - super_start[s]; }
   idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }

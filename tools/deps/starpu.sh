@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds StarPU 1.4.10 from Debian's source package (starpu 1.4.10+dfsg-2) into
-# a cached prefix: $STARFRONT_DEPS_DIR (default <repo>/.deps)/starpu-1.4.10-p<patch-hash>.
+# a cached prefix $STARFRONT_DEPS_DIR/starpu-1.4.10-<key> (default
+# STARFRONT_DEPS_DIR: ~/.cache/starfront/deps, shared by every clone on the
+# machine; <key> hashes the patch and the configure flags), and links
+# <repo>/.deps/starpu (ignored by git) to it.
 # Configured shared only, with FxT, --enable-maxcpus=64, --enable-maxcudadev=8,
 # and CUDA when nvcc is found (CUDA_HOME, default /usr/local/cuda).
 # CUDA 13 removed cudaDeviceProp::computeMode: patches/starpu-cuda13-computemode.sh
@@ -9,7 +12,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-deps=${STARFRONT_DEPS_DIR:-$root/.deps}
+deps=${STARFRONT_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/starfront/deps}
 version=1.4.10
 debver=1.4.10+dfsg-2
 patch="$here/patches/starpu-cuda13-computemode.sh"
@@ -17,8 +20,9 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 with_cuda=no; [ -x "$cuda_home/bin/nvcc" ] && with_cuda=yes
 key=$( (cat "$patch"; echo "$with_cuda"; sed -n '/^conf=/,/^)/p' "$0") | sha1sum | cut -c1-10)
 prefix="$deps/starpu-$version-$key"
+link() { mkdir -p "$root/.deps" && ln -sfn "$prefix" "$root/.deps/starpu"; }
 if [ -f "$prefix/.complete" ]; then
-  ln -sfn "$prefix" "$deps/starpu"
+  link
   exit 0
 fi
 echo "[deps] building StarPU $version (cuda=$with_cuda) into $prefix"
@@ -43,7 +47,7 @@ rm -rf "build-$key" && mkdir "build-$key" && cd "build-$key"
 conf=(--prefix="$prefix" --enable-shared --disable-static
       --with-fxt --enable-maxcpus=64 --enable-maxcudadev=8
       --disable-opencl --disable-mpi --disable-fortran --disable-socl
-      --disable-starpupy --disable-build-doc --disable-build-examples
+      --disable-starpupy --disable-starpufft --disable-build-doc --disable-build-examples
       --disable-build-tests --disable-hdf5 --disable-mlr
 )
 if [ "$with_cuda" = yes ]; then
@@ -55,5 +59,5 @@ fi
 make -j"$(nproc)" >make.log 2>&1 || { grep -n -m20 -i error make.log; tail -30 make.log; exit 1; }
 make install >install.log 2>&1 || { tail -30 install.log; exit 1; }
 touch "$prefix/.complete"
-ln -sfn "$prefix" "$deps/starpu"
+link
 echo "[deps] StarPU installed in $prefix"

@@ -1,0 +1,95 @@
+#include "cpu/front_cholesky.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu/blas.hpp"
+
+namespace starfront {
+namespace {
+
+/// Adds A's entries of front s into its factor panel.
+void assemble_original(const FrontPlan& P, idx_t s, const double* values, double* Ls) {
+  for (idx_t q = P.a_ptr[s]; q < P.a_ptr[s + 1]; ++q) Ls[P.a_dst[q]] += values[P.a_src[q]];
+}
+
+/// Extend-add of the CB of child c (order mc, lower part) into front s: rows
+/// and columns go through the relative indices; a target column below k goes
+/// to the panel Ls, the others to the CB of s.
+void extend_add(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* Ls,
+                double* cb) {
+  const idx_t mc = P.cb_order(c);
+  const idx_t* rel = &P.rel[P.rel_ptr[c]];
+  const idx_t ldcb = m - k;
+  for (idx_t jj = 0; jj < mc; ++jj) {
+    const idx_t pj = rel[jj];
+    const double* src = cbc + jj * mc;
+    if (pj < k) {
+      double* dst = Ls + pj * m;
+      for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
+    } else {
+      double* dst = cb + (pj - k) * ldcb - k;
+      for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
+    }
+  }
+}
+
+/// Checks the pivots d_jj = L_jj² of the k columns just factorised against the
+/// tolerance; returns the first failing local column or -1.
+idx_t check_pivots(const FrontPlan& P, idx_t s, const double* values, const double* Ls, idx_t m,
+                   idx_t k, double pivot_tol, FrontResult& r) {
+  const idx_t first = P.symbolic->super_start[s];
+  double min_ratio = std::numeric_limits<double>::infinity();
+  for (idx_t j = 0; j < k; ++j) {
+    const double l = Ls[j * (m + 1)];
+    const double d = l * l;
+    const idx_t src = P.diag_src[first + j];
+    const double ajj = src >= 0 ? std::fabs(values[src]) : 0.0;
+    if (!std::isfinite(d) || d <= pivot_tol * ajj) {
+      r.pivot = std::isfinite(l) ? d : l;
+      return j;
+    }
+    if (ajj > 0) min_ratio = std::min(min_ratio, d / ajj);
+  }
+  r.min_pivot_ratio = min_ratio;
+  return -1;
+}
+
+}  // namespace
+
+FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls,
+                             double* cb, const double* const* child_cb, double pivot_tol) {
+  FrontResult r;
+  const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
+  std::fill(Ls, Ls + m * k, 0.0);
+  if (mc > 0) std::fill(cb, cb + mc * mc, 0.0);
+  assemble_original(P, s, values, Ls);
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+    extend_add(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls, cb);
+
+  const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(k), Ls,
+                                              static_cast<lapack_int>(m));
+  idx_t bad = -1;
+  if (info > 0) {
+    bad = info - 1;
+    r.pivot = Ls[bad * (m + 1)];  // LAPACK leaves the failing Schur-complement diagonal here
+  } else {
+    bad = check_pivots(P, s, values, Ls, m, k, pivot_tol, r);
+  }
+  if (bad >= 0) {
+    r.state = FrontResult::State::failed;
+    r.failed_column = P.symbolic->super_start[s] + bad;
+    return r;
+  }
+  if (mc > 0) {
+    const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
+                im, Ls + k, im);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 1.0, cb, imc);
+  }
+  r.state = FrontResult::State::done;
+  return r;
+}
+
+}  // namespace starfront

@@ -1,0 +1,35 @@
+// CPU kernel of one front of the multifrontal Cholesky factorisation:
+// assembly of A's entries, extend-add of the children's contribution blocks,
+// and the partial dense factorisation POTRF / TRSM / SYRK.
+// Used by both executors (sequential and StarPU); never touches a runtime.
+#pragma once
+
+#include "plan/front_plan.hpp"
+
+namespace starfront {
+
+/// Outcome of one front's factorisation.
+struct FrontResult {
+  enum class State : unsigned char { pending, done, failed, skipped };
+  State state = State::pending;
+  idx_t failed_column = -1;  ///< pivot column (final numbering) that failed, or -1
+  double pivot = 0.0;        ///< the failing pivot d_jj (Schur-complement diagonal)
+  double min_pivot_ratio = 0.0;  ///< min over the front's columns of d_jj / |a_jj|
+};
+
+/// Factorises front s of the plan P in place.
+///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
+///   Ls        the m×k factor panel (leading dimension m), overwritten
+///   cb        the (m-k)×(m-k) CB buffer (leading dimension m-k), overwritten;
+///             may be null when m == k
+///   child_cb  child_cb[i] is the CB buffer of the i-th child of s in
+///             P.child_list order
+///   pivot_tol a pivot d_jj (the diagonal of the Schur complement when column j
+///             is eliminated) is refused when it is not finite or
+///             d_jj <= pivot_tol·|a_jj| (a_jj: A's diagonal entry, 0 if absent)
+/// On failure the front's factor is left partial and the result says which
+/// column failed; the CB is then not meaningful. Cost: P.front_flops[s] flops.
+FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls,
+                             double* cb, const double* const* child_cb, double pivot_tol);
+
+}  // namespace starfront

@@ -1,0 +1,63 @@
+// Relaxed amalgamation of supernodes (merging a child into its parent at the
+// cost of explicit zeros, to get fewer and larger dense fronts).
+//
+// Rule (Ashcraft & Grimes 1989; thresholds and zero count as in CHOLMOD's
+// cholmod_super_symbolic, "nrelax"/"zrelax"): for a child c (kc columns, front
+// order mc, zc explicit zeros) of p (kp, mp, zp), merging gives a supernode of
+// ns = kc + kp columns and front order kc + mp (the child's contribution rows
+// are a subset of the parent's front rows); the child's columns gain
+//   newzeros = kc * (kc + mp - mc)
+// explicit zeros, and the merged L trapezoid holds
+//   size = ns*(ns+1)/2 + ns*(mp - kp)
+// entries; z = (zc + zp + newzeros) / size. The merge is accepted when
+//   ns <= relax_small, or newzeros == 0, or
+//   (ns <= relax_mid and z <= relax_zeros_small), or z <= relax_zeros_large.
+//
+// Order of merges: bottom-up. Parents are visited in increasing (post)order
+// and each one considers its children in increasing order, each child being
+// final by then (it has absorbed what it will absorb), the parent's figures
+// growing as children are merged into it. Unlike CHOLMOD, which merges a
+// supernode only with its last child (so that no renumbering is needed), any
+// child may be merged; the columns are then renumbered: every merged supernode
+// lists the columns of its merged parts contiguously (each part's columns in
+// their order, the parts merged into p ordered as the children were, before
+// p's own columns), and the merged supernodes keep the relative order of their
+// topmost parts. That order is a postorder of the merged tree (the merged
+// subtree of r is exactly the set of representatives in the original subtree
+// of r, a contiguous range), and the new column order is a topological order
+// of the elimination tree, so the exact fill pattern is unchanged; each merged
+// front holds the union of the rows of its parts, treated as dense.
+//
+// Inputs/outputs: the fundamental partition of a postordered tree and its
+// column counts (in the same numbering); returns the merged partition in the
+// new numbering and order[k] = the old column placed at new position k (to be
+// composed into the final permutation). Time O(n + nsuper α).
+// Workspace: about 10 * nsuper indices/doubles.
+// Failure: none.
+//
+// References: C. Ashcraft, R. Grimes, "The influence of relaxed supernode
+// partitions on the multifrontal method", ACM TOMS 15(4), 1989,
+// doi:10.1145/76909.76913; Y. Chen, T. A. Davis, W. W. Hager,
+// S. Rajamanickam, "Algorithm 887: CHOLMOD", ACM TOMS 35(3), 2008.
+#pragma once
+
+#include <vector>
+
+#include "analysis/supernodes.hpp"
+#include "analysis/symbolic.hpp"
+
+namespace starfront {
+
+/// A merged partition and the column renumbering that makes it contiguous.
+struct Amalgamation {
+  SupernodePartition super;  ///< merged supernodes, in the new column numbering
+  std::vector<idx_t> order;  ///< order[k] = old column placed at new position k
+};
+
+/// Relaxed amalgamation of the fundamental partition `fund` with the
+/// thresholds of `opts` (relax_small, relax_mid, relax_zeros_small,
+/// relax_zeros_large; `opts.amalgamate` is not looked at here).
+Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>& colcount,
+                        const AnalysisOptions& opts);
+
+}  // namespace starfront

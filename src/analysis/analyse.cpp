@@ -1,0 +1,97 @@
+#include "analysis/analyse.hpp"
+
+#include <new>
+#include <string>
+#include <utility>
+
+#include "analysis/amalgamation.hpp"
+#include "analysis/colcounts.hpp"
+#include "analysis/counts.hpp"
+#include "analysis/etree.hpp"
+#include "analysis/fronts.hpp"
+#include "analysis/ordering.hpp"
+#include "analysis/permutation.hpp"
+#include "analysis/postorder.hpp"
+#include "analysis/supernodes.hpp"
+
+namespace starfront {
+namespace {
+
+// Step 2: the fill-reducing ordering requested by opts.
+Status initial_ordering(const CscMatrix& A, const AnalysisOptions& opts,
+                        std::vector<idx_t>& perm) {
+  switch (opts.ordering) {
+    case OrderingMethod::scotch:
+      return order_scotch(A, perm);
+    case OrderingMethod::natural:
+      perm = order_natural(A.n);
+      return Status::success();
+    case OrderingMethod::user:
+      if (Status st = check_permutation(opts.user_perm, A.n); !st.ok())
+        return Status::error(StatusCode::invalid_argument, "user_perm: " + st.message);
+      perm = opts.user_perm;
+      return Status::success();
+  }
+  return Status::error(StatusCode::invalid_argument, "unknown ordering method");
+}
+
+Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
+  std::vector<idx_t> perm;
+  if (Status st = initial_ordering(A, opts, perm); !st.ok()) return st;
+
+  // Steps 3-5 on C = P0 A P0ᵀ, then relabel the tree and counts in postorder.
+  std::vector<idx_t> parent, colcount;
+  {
+    const CscMatrix C = permute_symmetric(A, perm);
+    const std::vector<idx_t> tree = elimination_tree(C);
+    const std::vector<idx_t> post = postorder(tree);
+    const std::vector<idx_t> counts = column_counts(C, tree, post);
+    const std::vector<idx_t> ipost = invert_permutation(post);
+    parent.resize(A.n);
+    colcount.resize(A.n);
+    for (idx_t k = 0; k < A.n; ++k) {
+      const idx_t p = tree[post[k]];
+      parent[k] = (p == -1) ? -1 : ipost[p];
+      colcount[k] = counts[post[k]];
+    }
+    perm = compose_permutations(perm, post);
+  }
+
+  SymbolicFactor sf;
+  sf.n = A.n;
+  compute_exact_counts(colcount, sf);
+
+  // Steps 6-7.
+  SupernodePartition part = fundamental_supernodes(parent, colcount);
+  if (opts.amalgamate) {
+    Amalgamation am = amalgamate(part, colcount, opts);
+    perm = compose_permutations(perm, am.order);
+    part = std::move(am.super);
+  }
+  sf.perm = std::move(perm);
+  sf.iperm = invert_permutation(sf.perm);
+  sf.nsuper = part.nsuper();
+  sf.super_start = std::move(part.start);
+  sf.super_parent = std::move(part.parent);
+
+  // Steps 8-9 on the final P A Pᵀ.
+  build_fronts(permute_symmetric(A, sf.perm), sf);
+  compute_front_counts(sf);
+  out = std::move(sf);
+  return Status::success();
+}
+
+}  // namespace
+
+Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
+  if (Status st = check_lower_csc(A); !st.ok()) return st;
+  try {
+    return analyse_checked(A, opts, out);
+  } catch (const std::bad_alloc&) {
+    return Status::error(StatusCode::out_of_memory,
+                         "out of memory in the symbolic analysis (n = " + std::to_string(A.n) +
+                             ", nnz = " + std::to_string(A.nnz()) + ")");
+  }
+}
+
+}  // namespace starfront

@@ -1,0 +1,77 @@
+#include "runtime/starpu/runtime.hpp"
+
+#include <starpu.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "cpu/blas.hpp"
+
+namespace starfront {
+namespace {
+
+std::atomic<bool> g_started{false};
+
+/// True when `name` is one of StarPU's predefined scheduling policies;
+/// otherwise fills `known` with their names.
+bool known_scheduler(const std::string& name, std::string& known) {
+  for (struct starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p) {
+    if (name == (*p)->policy_name) return true;
+    known += known.empty() ? "" : ", ";
+    known += (*p)->policy_name;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out) {
+  std::string known;
+  if (!known_scheduler(opts.sched, known))
+    return Status::error(StatusCode::runtime_error,
+                         "unknown StarPU scheduler '" + opts.sched + "' (known: " + known + ")");
+  if (opts.ncpu < -1 || opts.ncuda < 0)
+    return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
+  if (opts.ncpu == 0 && opts.ncuda == 0)
+    return Status::error(StatusCode::runtime_error, "at least one worker is needed");
+  bool expected = false;
+  if (!g_started.compare_exchange_strong(expected, true))
+    return Status::error(StatusCode::runtime_error, "StarPU is already started by starfront");
+  setenv("STARPU_SILENT", "1", 0);
+  setenv("STARPU_FXT_TRACE", "0", 0);
+  struct starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.sched_policy_name = opts.sched.c_str();
+  conf.ncpus = opts.ncpu;
+  conf.ncuda = opts.ncuda;
+  conf.nopencl = 0;
+  conf.catch_signals = 0;
+  const int ret = starpu_init(&conf);
+  if (ret != 0) {
+    g_started = false;
+    return Status::error(StatusCode::runtime_error,
+                         "starpu_init failed (" + std::to_string(ret) +
+                             (ret == -ENODEV ? ": no worker available for the requested counts)"
+                                             : ")"));
+  }
+  openblas_set_num_threads(1);  // one BLAS thread per worker: parallelism comes from the tasks
+  out.reset(new StarpuRuntime());
+  out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
+  out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
+  out->sched_ = opts.sched;
+  if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
+    const int found = out->ncuda_;
+    out.reset();
+    return Status::error(StatusCode::runtime_error, std::to_string(opts.ncuda) +
+                                                        " CUDA worker(s) requested, StarPU found " +
+                                                        std::to_string(found));
+  }
+  return Status::success();
+}
+
+StarpuRuntime::~StarpuRuntime() {
+  starpu_shutdown();
+  g_started = false;
+}
+
+}  // namespace starfront

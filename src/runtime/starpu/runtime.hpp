@@ -1,0 +1,44 @@
+// Starting and stopping StarPU for starfront: worker counts, scheduler, and
+// the environment defaults that keep the library quiet.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sparse/types.hpp"
+
+namespace starfront {
+
+/// How StarPU is started.
+struct RuntimeOptions {
+  int ncpu = -1;             ///< CPU workers; -1: StarPU's default (all cores not driving a GPU)
+  int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
+  std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
+};
+
+/// An initialised StarPU, shut down by the destructor. StarPU allows one
+/// initialisation per process at a time: a second start while one is alive
+/// fails with runtime_error. Not copyable.
+class StarpuRuntime {
+ public:
+  /// Starts StarPU. Errors (runtime_error): unknown scheduler (the message
+  /// lists the known ones), negative counts, StarPU already started by
+  /// starfront, starpu_init failure (e.g. GPUs requested but none usable).
+  /// Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless the caller's
+  /// environment already sets them; never installs signal handlers.
+  static Status start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out);
+  ~StarpuRuntime();
+  StarpuRuntime(const StarpuRuntime&) = delete;
+  StarpuRuntime& operator=(const StarpuRuntime&) = delete;
+
+  int cpu_workers() const { return ncpu_; }
+  int cuda_workers() const { return ncuda_; }
+  const std::string& scheduler() const { return sched_; }
+
+ private:
+  StarpuRuntime() = default;
+  int ncpu_ = 0, ncuda_ = 0;
+  std::string sched_;
+};
+
+}  // namespace starfront

@@ -1,0 +1,51 @@
+// Types shared by the executors of a factorisation (sequential and StarPU)
+// and by the triangular solves: options, the numeric factor, statistics, and
+// the conversion of per-front outcomes into one Status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cpu/front_cholesky.hpp"
+#include "plan/front_plan.hpp"
+
+namespace starfront {
+
+/// Numerical options of the factorisation.
+struct FactorOptions {
+  /// Relative pivot tolerance of Cholesky: the pivot d_jj (diagonal of the
+  /// Schur complement when column j is eliminated) must be finite and
+  /// > pivot_tol·|a_jj|; otherwise the factorisation stops with
+  /// not_positive_definite naming column j. 0 refuses only d_jj <= 0 and NaN.
+  /// The default 1e-14 is about 45 ulps of relative cancellation: a column
+  /// that loses all but that much of its diagonal is numerically dependent on
+  /// the previous ones (a rank-deficient matrix), not a usable pivot.
+  double pivot_tol = 1e-14;
+};
+
+/// The numeric Cholesky factor: the panels L_s of every front, concatenated
+/// (layout in FrontPlan::l_offset). Valid only with the plan it was built on.
+struct NumericFactor {
+  const FrontPlan* plan = nullptr;  ///< not owned
+  std::vector<double> Lx;           ///< size plan->factor_size()
+  double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic)
+};
+
+/// Statistics of one factorisation.
+struct FactorStats {
+  idx_t tasks = 0;        ///< tasks submitted (one per front in this version)
+  double seconds = 0.0;   ///< wall time of the numeric factorisation
+  double flops = 0.0;     ///< flops performed (sum of the fronts' counts)
+};
+
+/// Turns the per-front outcomes into a Status: ok when every front is done;
+/// otherwise the failure with the smallest pivot column (final numbering),
+/// reported in the user's original numbering, with the pivot value.
+Status front_results_status(const FrontPlan& P, const std::vector<FrontResult>& results,
+                            double pivot_tol, NumericFactor& F);
+
+/// Checks that `values` can be factorised with plan P: nnz matches and every
+/// value is finite (invalid_argument naming the first bad entry otherwise).
+Status check_values(const FrontPlan& P, const CscMatrix& A);
+
+}  // namespace starfront

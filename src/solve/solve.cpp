@@ -1,0 +1,89 @@
+#include "solve/solve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu/blas.hpp"
+
+namespace starfront {
+namespace {
+
+/// L Y = X in place on the permuted right-hand sides X (n×nrhs, ld n).
+void forward(const FrontPlan& P, const double* Lx, double* X, idx_t nrhs, std::vector<double>& W) {
+  const SymbolicFactor& S = *P.symbolic;
+  const int n = static_cast<int>(P.n), r = static_cast<int>(nrhs);
+  for (idx_t s : P.task_order) {
+    const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k, f = S.super_start[s];
+    const double* Ls = Lx + P.l_offset[s];
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
+                static_cast<int>(k), r, 1.0, Ls, static_cast<int>(m), X + f, n);
+    if (mc == 0) continue;
+    W.resize(mc * nrhs);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(mc), r,
+                static_cast<int>(k), 1.0, Ls + k, static_cast<int>(m), X + f, n, 0.0, W.data(),
+                static_cast<int>(mc));
+    const idx_t* rows = &S.front_rows[S.front_ptr[s] + k];
+    for (idx_t c = 0; c < nrhs; ++c)
+      for (idx_t i = 0; i < mc; ++i) X[rows[i] + c * P.n] -= W[i + c * mc];
+  }
+}
+
+/// Lᵀ X = Y in place.
+void backward(const FrontPlan& P, const double* Lx, double* X, idx_t nrhs, std::vector<double>& W) {
+  const SymbolicFactor& S = *P.symbolic;
+  const int n = static_cast<int>(P.n), r = static_cast<int>(nrhs);
+  for (auto it = P.task_order.rbegin(); it != P.task_order.rend(); ++it) {
+    const idx_t s = *it;
+    const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k, f = S.super_start[s];
+    const double* Ls = Lx + P.l_offset[s];
+    if (mc > 0) {
+      W.resize(mc * nrhs);
+      const idx_t* rows = &S.front_rows[S.front_ptr[s] + k];
+      for (idx_t c = 0; c < nrhs; ++c)
+        for (idx_t i = 0; i < mc; ++i) W[i + c * mc] = X[rows[i] + c * P.n];
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<int>(k), r,
+                  static_cast<int>(mc), -1.0, Ls + k, static_cast<int>(m), W.data(),
+                  static_cast<int>(mc), 1.0, X + f, n);
+    }
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(k),
+                r, 1.0, Ls, static_cast<int>(m), X + f, n);
+  }
+}
+
+}  // namespace
+
+Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) {
+  if (!F.plan || static_cast<idx_t>(F.Lx.size()) != F.plan->factor_size())
+    return Status::error(StatusCode::invalid_argument, "solve called without a valid factor");
+  const FrontPlan& P = *F.plan;
+  if (nrhs < 0 || ldb < std::max<idx_t>(1, P.n))
+    return Status::error(StatusCode::invalid_argument,
+                         "solve: need nrhs >= 0 and ldb >= max(1, n) (nrhs=" +
+                             std::to_string(nrhs) + ", ldb=" + std::to_string(ldb) + ")");
+  if (P.n == 0 || nrhs == 0) return Status::success();
+  const std::vector<idx_t>& perm = P.symbolic->perm;
+  std::vector<double> X(P.n * nrhs), W;
+  for (idx_t c = 0; c < nrhs; ++c)
+    for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
+  forward(P, F.Lx.data(), X.data(), nrhs, W);
+  backward(P, F.Lx.data(), X.data(), nrhs, W);
+  for (idx_t c = 0; c < nrhs; ++c)
+    for (idx_t k = 0; k < P.n; ++k) B[perm[k] + c * ldb] = X[k + c * P.n];
+  return Status::success();
+}
+
+double backward_error(const CscMatrix& A, const double* x, const double* b) {
+  std::vector<double> r(A.n);
+  symmetric_matvec(A, x, r.data());
+  double rn = 0, xn = 0, bn = 0;
+  for (idx_t i = 0; i < A.n; ++i) {
+    rn = std::max(rn, std::fabs(r[i] - b[i]));
+    xn = std::max(xn, std::fabs(x[i]));
+    bn = std::max(bn, std::fabs(b[i]));
+  }
+  const double den = symmetric_norm_inf(A) * xn + bn;
+  return den > 0 ? rn / den : 0.0;
+}
+
+}  // namespace starfront

@@ -1,0 +1,22 @@
+// Forward and backward substitution with the supernodal factor, and the
+// backward error of a computed solution.
+#pragma once
+
+#include "solve/factor.hpp"
+
+namespace starfront {
+
+/// Overwrites B (n×nrhs, column-major, leading dimension ldb >= n, original
+/// numbering) with the solution X of A X = B, where P A Pᵀ = L Lᵀ is the
+/// factor F. Sequential: a forward pass over the fronts in postorder
+/// (TRSM on L11, GEMM with L21), then a backward pass in reverse.
+/// Preconditions (checked: invalid_argument): F was factorised successfully,
+/// nrhs >= 0, ldb >= max(1, n).
+Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb);
+
+/// Normwise backward error of x for A x = b:
+///   ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞), 0 when the denominator is 0
+/// (A is the lower CSC of a symmetric matrix; x, b of length n).
+double backward_error(const CscMatrix& A, const double* x, const double* b);
+
+}  // namespace starfront

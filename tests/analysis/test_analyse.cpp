@@ -1,0 +1,321 @@
+// analyse(): the whole symbolic analysis, checked against the dense boolean
+// symbolic Cholesky of P A Pᵀ with the final permutation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+#include "analysis/counts.hpp"
+#include "analysis/ordering.hpp"
+#include "analysis/permutation.hpp"
+#include "analysis/symbolic.hpp"
+#include "brute_force.hpp"
+#include "sparse/generators.hpp"
+
+namespace starfront {
+namespace {
+
+using testing::DenseSymbolic;
+
+// Structural invariants that need no oracle (cheap: usable on large inputs).
+void expect_structure(const SymbolicFactor& sf) {
+  const idx_t n = sf.n, ns = sf.nsuper;
+  ASSERT_TRUE(check_permutation(sf.perm, n).ok());
+  ASSERT_EQ(sf.iperm, invert_permutation(sf.perm));
+  ASSERT_EQ(static_cast<idx_t>(sf.super_start.size()), ns + 1);
+  ASSERT_EQ(static_cast<idx_t>(sf.super_parent.size()), ns);
+  ASSERT_EQ(static_cast<idx_t>(sf.front_ptr.size()), ns + 1);
+  ASSERT_EQ(static_cast<idx_t>(sf.col_to_super.size()), n);
+  ASSERT_EQ(sf.super_start[0], 0);
+  ASSERT_EQ(sf.super_start[ns], n);
+  ASSERT_EQ(sf.front_ptr[0], 0);
+  ASSERT_EQ(static_cast<idx_t>(sf.front_rows.size()), sf.front_ptr[ns]);
+  idx_t nnz = 0, maxf = 0;
+  double fl = 0;
+  std::vector<idx_t> mark(n, -1);
+  for (idx_t s = 0; s < ns; ++s) {
+    const idx_t f = sf.super_start[s], l = sf.super_start[s + 1] - 1, k = sf.ncols(s);
+    ASSERT_GE(k, 1) << "empty supernode " << s;
+    ASSERT_TRUE(sf.super_parent[s] == -1 || sf.super_parent[s] > s) << "parent before child";
+    for (idx_t j = f; j <= l; ++j) ASSERT_EQ(sf.col_to_super[j], s);
+    const idx_t* rows = sf.front_rows.data() + sf.front_ptr[s];
+    const idx_t m = sf.front_order(s);
+    ASSERT_GE(m, k);
+    for (idx_t t = 0; t < k; ++t) ASSERT_EQ(rows[t], f + t) << "front " << s << " own columns";
+    for (idx_t t = k; t < m; ++t) {
+      ASSERT_GT(rows[t], l) << "CB row not below the supernode";
+      if (t > k) {
+        ASSERT_GT(rows[t], rows[t - 1]) << "CB rows not increasing";
+      }
+    }
+    // Extend-add: the CB rows of s are rows of its parent's front.
+    const idx_t p = sf.super_parent[s];
+    if (p != -1) {
+      for (idx_t q = sf.front_ptr[p]; q < sf.front_ptr[p + 1]; ++q) mark[sf.front_rows[q]] = p;
+      for (idx_t t = k; t < m; ++t) ASSERT_EQ(mark[rows[t]], p) << "CB row missing from parent";
+    } else {
+      ASSERT_EQ(m, k) << "a root front has a contribution block";
+    }
+    nnz += k * m - k * (k - 1) / 2;
+    for (idx_t t = 0; t < k; ++t) fl += static_cast<double>(m - t) * static_cast<double>(m - t);
+    maxf = std::max(maxf, m);
+  }
+  EXPECT_EQ(sf.nnz_l, nnz);
+  EXPECT_EQ(sf.flops, fl);
+  EXPECT_EQ(sf.max_front, maxf);
+  EXPECT_GE(sf.nnz_l, sf.nnz_l_exact);
+  EXPECT_GE(sf.flops, sf.flops_exact);
+  // Supernodal tree in postorder: the descendants of s are the range ending at s.
+  std::vector<idx_t> size(ns, 1);
+  for (idx_t s = 0; s < ns; ++s)
+    if (sf.super_parent[s] != -1) size[sf.super_parent[s]] += size[s];
+  for (idx_t s = 0; s < ns; ++s)
+    for (idx_t d = s - size[s] + 1; d < s; ++d) {
+      idx_t a = d;
+      while (a != -1 && a != s) a = sf.super_parent[a];
+      ASSERT_EQ(a, s) << "supernodal subtree of " << s << " not contiguous";
+    }
+}
+
+// Checks against the brute-force factor of P A Pᵀ (final perm).
+void expect_matches_brute_force(const CscMatrix& A, const SymbolicFactor& sf, bool amalgamated) {
+  expect_structure(sf);
+  if (::testing::Test::HasFatalFailure()) return;
+  const idx_t n = sf.n;
+  const DenseSymbolic L(permute_symmetric(A, sf.perm));
+  EXPECT_EQ(sf.nnz_l_exact, L.nnz());
+  EXPECT_EQ(sf.flops_exact, L.flops());
+  std::vector<char> in_front(n);
+  for (idx_t s = 0; s < sf.nsuper; ++s) {
+    std::fill(in_front.begin(), in_front.end(), 0);
+    for (idx_t q = sf.front_ptr[s]; q < sf.front_ptr[s + 1]; ++q) in_front[sf.front_rows[q]] = 1;
+    const idx_t f = sf.super_start[s], l = sf.super_start[s + 1] - 1;
+    for (idx_t j = f; j <= l; ++j) {
+      // Children before parents at the column level; the tree respects supernodes.
+      const idx_t pj = L.parent(j);
+      ASSERT_TRUE(pj == -1 || pj > j);
+      if (j < l) ASSERT_TRUE(pj != -1 && pj <= l) << "column " << j << " leaves its supernode";
+      else if (pj == -1) ASSERT_EQ(sf.super_parent[s], -1);
+      else ASSERT_EQ(sf.col_to_super[pj], sf.super_parent[s]);
+      for (idx_t i = j; i < n; ++i)
+        if (L.col[j][i]) {
+          ASSERT_TRUE(in_front[i]) << "L(" << i << "," << j << ") not in front " << s;
+        }
+    }
+    if (!amalgamated) {  // exact: the front is the pattern of its first column
+      for (idx_t i = f; i < n; ++i) ASSERT_EQ(static_cast<bool>(in_front[i]), L.col[f][i] != 0);
+    }
+  }
+  if (!amalgamated) {
+    EXPECT_EQ(sf.nnz_l, sf.nnz_l_exact);
+    EXPECT_EQ(sf.flops, sf.flops_exact);
+    // Exactly the fundamental supernodes of the final (postordered) tree.
+    std::vector<idx_t> nchild(n, 0);
+    for (idx_t j = 0; j < n; ++j)
+      if (L.parent(j) != -1) ++nchild[L.parent(j)];
+    std::vector<idx_t> start = {0};
+    for (idx_t j = 1; j < n; ++j) {
+      bool same = nchild[j] == 1 && L.col[j - 1][j];
+      for (idx_t i = j + 1; i < n && same; ++i) same = L.col[j - 1][i] == L.col[j][i];
+      if (!same) start.push_back(j);
+    }
+    if (n > 0) start.push_back(n);
+    EXPECT_EQ(sf.super_start, start);
+  }
+}
+
+AnalysisOptions options(OrderingMethod m, bool amalgamate) {
+  AnalysisOptions o;
+  o.ordering = m;
+  o.amalgamate = amalgamate;
+  return o;
+}
+
+class AnalysisBruteForce : public ::testing::TestWithParam<int> {};
+
+// Every seed: all pattern kinds, with natural, Scotch and a random user
+// ordering, with and without amalgamation (seeds x 8 kinds x 6 runs).
+TEST_P(AnalysisBruteForce, AllKindsAllOrderings) {
+  std::mt19937_64 rng(1000 + GetParam());
+  for (auto kind : testing::kAllKinds) {
+    const idx_t n = testing::random_order(rng);
+    const CscMatrix A = testing::random_pattern(kind, n, rng);
+    std::vector<idx_t> user(n);
+    std::iota(user.begin(), user.end(), idx_t{0});
+    std::shuffle(user.begin(), user.end(), rng);
+    for (auto method : {OrderingMethod::natural, OrderingMethod::scotch, OrderingMethod::user})
+      for (bool amalg : {false, true}) {
+        SCOPED_TRACE(std::string(testing::pattern_name(kind)) + " n=" + std::to_string(n) +
+                     " method=" + std::to_string(static_cast<int>(method)) +
+                     " amalgamate=" + std::to_string(amalg));
+        AnalysisOptions o = options(method, amalg);
+        o.user_perm = user;
+        SymbolicFactor sf;
+        const Status st = analyse(A, o, sf);
+        ASSERT_TRUE(st.ok()) << st.message;
+        ASSERT_EQ(sf.n, n);
+        expect_matches_brute_force(A, sf, amalg);
+        if (HasFatalFailure()) return;
+      }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Seeds, AnalysisBruteForce, ::testing::Range(0, 40));
+
+// Aggressive amalgamation (everything merges) still gives a valid structure.
+TEST(AnalysisDriver, AggressiveAmalgamation) {
+  std::mt19937_64 rng(77);
+  for (int rep = 0; rep < 30; ++rep)
+    for (auto kind : testing::kAllKinds) {
+      const idx_t n = testing::random_order(rng);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      AnalysisOptions o = options(OrderingMethod::scotch, true);
+      o.relax_small = 1000;
+      SymbolicFactor sf;
+      ASSERT_TRUE(analyse(A, o, sf).ok());
+      expect_matches_brute_force(A, sf, true);
+      // Every child merges: one supernode per connected component of the filled graph.
+      for (idx_t s = 0; s < sf.nsuper; ++s) ASSERT_EQ(sf.super_parent[s], -1);
+    }
+}
+
+TEST(AnalysisDriver, EmptyAndTinyMatrices) {
+  for (auto method : {OrderingMethod::natural, OrderingMethod::scotch, OrderingMethod::user}) {
+    SymbolicFactor sf;
+    AnalysisOptions o = options(method, true);
+    ASSERT_TRUE(analyse(CscMatrix{}, o, sf).ok());
+    EXPECT_EQ(sf.n, 0);
+    EXPECT_EQ(sf.nsuper, 0);
+    EXPECT_EQ(sf.nnz_l, 0);
+    EXPECT_EQ(sf.super_start, std::vector<idx_t>{0});
+    EXPECT_EQ(sf.front_ptr, std::vector<idx_t>{0});
+
+    CscMatrix one;  // 1x1 without even a diagonal entry
+    one.n = 1;
+    one.colptr = {0, 0};
+    o.user_perm = {0};
+    ASSERT_TRUE(analyse(one, o, sf).ok());
+    EXPECT_EQ(sf.nsuper, 1);
+    EXPECT_EQ(sf.nnz_l, 1);
+    EXPECT_EQ(sf.flops, 1.0);
+    EXPECT_EQ(sf.front_rows, std::vector<idx_t>{0});
+  }
+}
+
+TEST(AnalysisDriver, DiagonalMatrixHasOneSupernodePerColumn) {
+  const idx_t n = 100;
+  std::vector<std::pair<idx_t, idx_t>> d;
+  for (idx_t i = 0; i < n; ++i) d.emplace_back(i, i);
+  const CscMatrix A = testing::pattern_from_pairs(n, d);
+  for (auto method : {OrderingMethod::natural, OrderingMethod::scotch}) {
+    SymbolicFactor sf;
+    ASSERT_TRUE(analyse(A, options(method, true), sf).ok());
+    EXPECT_EQ(sf.nsuper, n);
+    EXPECT_EQ(sf.nnz_l, n);
+    EXPECT_EQ(sf.max_front, 1);
+  }
+}
+
+TEST(AnalysisDriver, RejectsMalformedMatrix) {
+  CscMatrix A;
+  A.n = 2;
+  A.colptr = {0, 1, 2};
+  A.rowind = {1, 0};  // (0, 1) is in the upper triangle
+  A.values = {1, 1};
+  SymbolicFactor sf;
+  EXPECT_EQ(analyse(A, AnalysisOptions{}, sf).code, StatusCode::invalid_argument);
+}
+
+TEST(AnalysisDriver, RejectsBadUserPermutationNamingTheEntry) {
+  std::mt19937_64 rng(3);
+  const CscMatrix A = testing::random_pattern(testing::PatternKind::random, 5, rng);
+  AnalysisOptions o = options(OrderingMethod::user, true);
+  SymbolicFactor sf;
+  o.user_perm = {0, 1, 2, 1, 4};
+  Status st = analyse(A, o, sf);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument);
+  EXPECT_NE(st.message.find("user_perm"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("perm[3] = 1"), std::string::npos) << st.message;
+  o.user_perm = {0, 1, 2, 3, 5};
+  st = analyse(A, o, sf);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument);
+  EXPECT_NE(st.message.find("perm[4] = 5"), std::string::npos) << st.message;
+  o.user_perm = {0, 1, 2};
+  EXPECT_EQ(analyse(A, o, sf).code, StatusCode::invalid_argument);
+  EXPECT_EQ(sf.n, 0) << "output written on failure";
+}
+
+TEST(AnalysisOrdering, ScotchIsDeterministicAndAPermutation) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace2d(30, A).ok());
+  std::vector<idx_t> p1, p2;
+  ASSERT_TRUE(order_scotch(A, p1).ok());
+  ASSERT_TRUE(order_scotch(A, p2).ok());
+  EXPECT_TRUE(check_permutation(p1, A.n).ok());
+  EXPECT_EQ(p1, p2);
+}
+
+TEST(AnalysisOrdering, ScotchHandlesDegenerateGraphs) {
+  std::vector<idx_t> p;
+  ASSERT_TRUE(order_scotch(CscMatrix{}, p).ok());
+  EXPECT_TRUE(p.empty());
+  std::mt19937_64 rng(4);
+  for (auto kind : {testing::PatternKind::diagonal, testing::PatternKind::empty_cols,
+                    testing::PatternKind::disconnected, testing::PatternKind::no_diag}) {
+    const CscMatrix A = testing::random_pattern(kind, 40, rng);
+    ASSERT_TRUE(order_scotch(A, p).ok()) << testing::pattern_name(kind);
+    EXPECT_TRUE(check_permutation(p, 40).ok());
+  }
+}
+
+// Nested dissection must beat the natural order by far on a 2D grid.
+TEST(AnalysisDriver, ScotchReducesFillOnGrid) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace2d(60, A).ok());
+  SymbolicFactor nat, nd;
+  ASSERT_TRUE(analyse(A, options(OrderingMethod::natural, true), nat).ok());
+  ASSERT_TRUE(analyse(A, options(OrderingMethod::scotch, true), nd).ok());
+  expect_structure(nd);
+  // Natural (banded, bandwidth 60): nnz(L) ~ 60^3; nested dissection ~ 31 n log2 n / 8.
+  EXPECT_LT(nd.nnz_l_exact * 2, nat.nnz_l_exact);
+  EXPECT_LT(nd.flops_exact * 5, nat.flops_exact);
+}
+
+// Large inputs stay fast (no O(n²) step): a chain of 10^6 (a tree of depth
+// 10^6) and a 3D grid with Scotch.
+TEST(AnalysisDriver, LargeInputsAreFast) {
+  using clock = std::chrono::steady_clock;
+  const idx_t n = 1000000;
+  std::vector<idx_t> r, c;
+  std::vector<double> v;
+  for (idx_t i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back(2.0);
+    if (i > 0) r.push_back(i), c.push_back(i - 1), v.push_back(-1.0);
+  }
+  CscMatrix chain;
+  ASSERT_TRUE(lower_csc_from_triplets(n, r, c, v, chain).ok());
+  auto t0 = clock::now();
+  SymbolicFactor sf;
+  ASSERT_TRUE(analyse(chain, options(OrderingMethod::natural, true), sf).ok());
+  const double t_chain = std::chrono::duration<double>(clock::now() - t0).count();
+  expect_structure(sf);
+  EXPECT_EQ(sf.nnz_l_exact, 2 * n - 1);
+  EXPECT_LT(t_chain, 10.0);
+
+  CscMatrix grid;
+  ASSERT_TRUE(laplace3d(40, 7, grid).ok());
+  t0 = clock::now();
+  ASSERT_TRUE(analyse(grid, options(OrderingMethod::scotch, true), sf).ok());
+  const double t_grid = std::chrono::duration<double>(clock::now() - t0).count();
+  expect_structure(sf);
+  std::printf("[ info ] chain n=1e6 natural: %.2f s; laplace3d 40^3 scotch: %.2f s, nnz(L) %lld "
+              "(exact %lld), flops %.3g (exact %.3g), %lld supernodes, max front %lld\n",
+              t_chain, t_grid, static_cast<long long>(sf.nnz_l),
+              static_cast<long long>(sf.nnz_l_exact), sf.flops, sf.flops_exact,
+              static_cast<long long>(sf.nsuper), static_cast<long long>(sf.max_front));
+  EXPECT_LT(t_grid, 30.0);
+}
+
+}  // namespace
+}  // namespace starfront

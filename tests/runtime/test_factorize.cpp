@@ -1,0 +1,268 @@
+// Numeric factorisation: the sequential executor and the StarPU executor
+// against dense LAPACK on random SPD matrices, against each other (bitwise:
+// every front runs the same kernel on the same inputs in the same child
+// order), on every real SPD matrix under several schedulers and worker
+// counts, and the not-positive-definite error.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "api/solver.hpp"
+#include "common/random_matrices.hpp"
+#include "io/matrix_market.hpp"
+#include "runtime/sequential/sequential_executor.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "solve/solve.hpp"
+
+namespace starfront {
+namespace {
+
+using testing::random_spd;
+using testing::random_vector;
+using testing::to_dense;
+
+/// Solves A x = b with `solver` (already analysed) and returns x.
+std::vector<double> solve_with(Solver& solver, const CscMatrix& A, const std::vector<double>& b,
+                               Executor exec) {
+  Status st = solver.factorize(A, FactorOptions{}, exec);
+  EXPECT_TRUE(st.ok()) << st.message;
+  std::vector<double> x = b;
+  st = solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
+  EXPECT_TRUE(st.ok()) << st.message;
+  return x;
+}
+
+/// Dense LAPACK solution of A x = b (DPOSV).
+std::vector<double> dense_solve(const CscMatrix& A, const std::vector<double>& b) {
+  std::vector<double> D = to_dense(A), x = b;
+  const lapack_int n = static_cast<lapack_int>(A.n);
+  EXPECT_EQ(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, 1, D.data(), n, x.data(), n), 0);
+  return x;
+}
+
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num = std::max(num, std::fabs(a[i] - b[i]));
+    den = std::max(den, std::fabs(b[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
+class StarpuTest : public ::testing::Test {
+ protected:
+  void start(const std::string& sched, int ncpu) {
+    rt_.reset();
+    Status st = StarpuRuntime::start(RuntimeOptions{ncpu, 0, sched}, rt_);
+    ASSERT_TRUE(st.ok()) << st.message;
+  }
+  void TearDown() override { rt_.reset(); }
+  std::unique_ptr<StarpuRuntime> rt_;
+};
+
+TEST(SequentialFactorize, RandomSpdMatchesDenseLapack) {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const idx_t n = 1 + static_cast<idx_t>(seed * 7 % 120);
+    const CscMatrix A = random_spd(n, 0.02 + 0.3 * (seed % 5) / 5.0, seed);
+    const std::vector<double> b = random_vector(n, seed + 1000);
+    for (OrderingMethod ord : {OrderingMethod::scotch, OrderingMethod::natural}) {
+      Solver solver;
+      AnalysisOptions ao;
+      ao.ordering = ord;
+      ASSERT_TRUE(solver.analyse(A, ao).ok());
+      const std::vector<double> x = solve_with(solver, A, b, Executor::sequential);
+      EXPECT_LT(rel_diff(x, dense_solve(A, b)), 1e-12) << "seed " << seed << " n " << n;
+      EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-14) << "seed " << seed;
+    }
+  }
+}
+
+TEST(SequentialFactorize, RandomTopologicalOrdersGiveIdenticalFactors) {
+  const CscMatrix A = random_spd(300, 0.02, 77);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+  NumericFactor ref;
+  ASSERT_TRUE(factorize_sequential(solver.plan(), A, FactorOptions{}, ref).ok());
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    NumericFactor F;
+    ASSERT_TRUE(factorize_sequential(solver.plan(), A, FactorOptions{}, F, nullptr, seed).ok());
+    EXPECT_EQ(F.Lx, ref.Lx) << "order seed " << seed;
+  }
+}
+
+TEST_F(StarpuTest, StarpuEqualsSequentialBitwiseOnRandomSpd) {
+  for (const char* sched : {"lws", "eager", "dmda", "random"}) {
+    start(sched, 2);
+    for (std::uint64_t seed = 1; seed <= 15; ++seed) {
+      const idx_t n = 20 + static_cast<idx_t>(seed * 13 % 200);
+      const CscMatrix A = random_spd(n, 0.03, seed);
+      Solver solver;
+      ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+      const std::vector<double> b = random_vector(n, seed);
+      const std::vector<double> xs = solve_with(solver, A, b, Executor::sequential);
+      const std::vector<double> xp = solve_with(solver, A, b, Executor::starpu);
+      EXPECT_EQ(xs, xp) << sched << " seed " << seed;
+      EXPECT_LT(rel_diff(xp, dense_solve(A, b)), 1e-12) << sched << " seed " << seed;
+    }
+  }
+}
+
+/// Every matrix of ../shared/data/spd: backward error <= 1e-14 with b = A*1
+/// and with a random b, under each scheduler and 1 and 2 CPU workers; the
+/// solution identical to the sequential executor's.
+TEST_F(StarpuTest, RealSpdMatricesAllSchedulersAndWorkerCounts) {
+  const std::filesystem::path dir = std::filesystem::path(STARFRONT_DATA_DIR) / "spd";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".mtx") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 7u);
+  struct Case {
+    CscMatrix A;
+    std::unique_ptr<Solver> solver;
+    std::vector<double> b, x_ref;
+  };
+  std::vector<Case> cases;
+  for (const auto& f : files) {
+    Case c;
+    Status st = read_matrix_market(f.string(), c.A);
+    ASSERT_TRUE(st.ok()) << st.message;
+    c.solver = std::make_unique<Solver>();
+    ASSERT_TRUE(c.solver->analyse(c.A, AnalysisOptions{}).ok()) << f;
+    c.b = random_vector(c.A.n, 42);
+    c.x_ref = solve_with(*c.solver, c.A, c.b, Executor::sequential);
+    cases.push_back(std::move(c));
+  }
+  for (const char* sched : {"lws", "eager", "dmda"}) {
+    for (int ncpu : {1, 2}) {
+      start(sched, ncpu);
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        Case& c = cases[i];
+        const std::vector<double> x = solve_with(*c.solver, c.A, c.b, Executor::starpu);
+        const double berr = backward_error(c.A, x.data(), c.b.data());
+        EXPECT_LE(berr, 1e-14) << files[i] << " " << sched << " ncpu " << ncpu;
+        EXPECT_EQ(x, c.x_ref) << files[i] << " " << sched << " ncpu " << ncpu;
+        std::vector<double> ones(c.A.n, 1.0), b1(c.A.n);
+        symmetric_matvec(c.A, ones.data(), b1.data());
+        const std::vector<double> x1 = solve_with(*c.solver, c.A, b1, Executor::starpu);
+        EXPECT_LE(backward_error(c.A, x1.data(), b1.data()), 1e-14) << files[i];
+      }
+    }
+  }
+}
+
+/// Tridiagonal SPD matrix except one negative diagonal entry at column j:
+/// under every ordering the failing pivot is column j (its pivot is at most
+/// a_jj < 0 whatever the order; the others only grow).
+TEST_F(StarpuTest, NotPositiveDefiniteNamesTheColumn) {
+  start("lws", 2);
+  const idx_t n = 200;
+  for (idx_t bad : {idx_t{0}, idx_t{57}, n - 1}) {
+    std::vector<idx_t> r, c;
+    std::vector<double> v;
+    for (idx_t i = 0; i < n; ++i) {
+      r.push_back(i), c.push_back(i), v.push_back(i == bad ? -3.0 : 4.0);
+      if (i + 1 < n) r.push_back(i + 1), c.push_back(i), v.push_back(-1.0);
+    }
+    CscMatrix A;
+    ASSERT_TRUE(lower_csc_from_triplets(n, r, c, v, A).ok());
+    for (OrderingMethod ord : {OrderingMethod::scotch, OrderingMethod::natural}) {
+      for (Executor ex : {Executor::starpu, Executor::sequential}) {
+        Solver solver;
+        AnalysisOptions ao;
+        ao.ordering = ord;
+        ASSERT_TRUE(solver.analyse(A, ao).ok());
+        const Status st = solver.factorize(A, FactorOptions{}, ex);
+        EXPECT_EQ(st.code, StatusCode::not_positive_definite);
+        EXPECT_EQ(st.column, bad);
+        EXPECT_LT(st.pivot, 0.0);
+        EXPECT_NE(st.message.find("column " + std::to_string(bad + 1)), std::string::npos)
+            << st.message;
+        EXPECT_FALSE(solver.factorized());
+        std::vector<double> x(n, 1.0);
+        EXPECT_FALSE(solver.solve(x.data(), 1, n).ok());
+      }
+    }
+  }
+}
+
+TEST_F(StarpuTest, SingularAndZeroPivotsAreReported) {
+  start("eager", 1);
+  // Identity 10x10 with (10,10) = 0: column 10.
+  {
+    std::vector<idx_t> r, c;
+    std::vector<double> v;
+    for (idx_t i = 0; i < 10; ++i) r.push_back(i), c.push_back(i), v.push_back(i == 9 ? 0.0 : 1.0);
+    CscMatrix A;
+    ASSERT_TRUE(lower_csc_from_triplets(10, r, c, v, A).ok());
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+    const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
+    EXPECT_EQ(st.code, StatusCode::not_positive_definite);
+    EXPECT_EQ(st.column, 9);
+  }
+  // Rank deficient: column 3 = column 1 + column 2 (natural order: column 3 fails).
+  {
+    CscMatrix A;
+    ASSERT_TRUE(lower_csc_from_triplets(3, {0, 1, 2, 1, 2, 2}, {0, 0, 0, 1, 1, 2},
+                                        {2, 1, 3, 2, 3, 6}, A)
+                    .ok());
+    Solver solver;
+    AnalysisOptions ao;
+    ao.ordering = OrderingMethod::natural;
+    ASSERT_TRUE(solver.analyse(A, ao).ok());
+    const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
+    EXPECT_EQ(st.code, StatusCode::not_positive_definite) << st.message;
+    EXPECT_EQ(st.column, 2);
+  }
+  // A NaN value is refused before any work.
+  {
+    CscMatrix A;
+    ASSERT_TRUE(lower_csc_from_triplets(2, {0, 1}, {0, 1}, {1.0, std::nan("")}, A).ok());
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+    const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument);
+    EXPECT_NE(st.message.find("(2, 2)"), std::string::npos) << st.message;
+  }
+}
+
+TEST_F(StarpuTest, RefactorisationWithNewValuesAndPatternCheck) {
+  start("lws", 2);
+  CscMatrix A = random_spd(150, 0.05, 5);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+  for (int it = 0; it < 5; ++it) {
+    for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= 1.0 + 0.1 * (it + 1);  // diagonal
+    const std::vector<double> b = random_vector(A.n, it);
+    const std::vector<double> x = solve_with(solver, A, b, Executor::starpu);
+    EXPECT_LT(rel_diff(x, dense_solve(A, b)), 1e-12);
+  }
+  CscMatrix B = random_spd(150, 0.05, 6);  // another pattern
+  const Status st = solver.factorize(B, FactorOptions{}, Executor::starpu);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument);
+  EXPECT_NE(st.message.find("pattern"), std::string::npos) << st.message;
+}
+
+TEST_F(StarpuTest, EmptyAndTinyMatrices) {
+  start("lws", 1);
+  for (idx_t n : {0, 1, 2}) {
+    CscMatrix A = random_spd(n, 0.5, 3);
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+    ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());
+    std::vector<double> b = random_vector(n, 1), x = b;
+    ASSERT_TRUE(solver.solve(x.data(), 1, std::max<idx_t>(1, n)).ok());
+    if (n > 0) {
+      EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-15);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace starfront

@@ -1,0 +1,163 @@
+// Tests of sparse/csc: triplet assembly, invariant checks, and the symmetric
+// kernels (permutation, matvec, norm) against dense brute force.
+#include "sparse/csc.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace starfront {
+namespace {
+
+/// Full dense (row-major n x n) symmetric matrix of a lower CSC.
+std::vector<double> to_dense(const CscMatrix& A) {
+  std::vector<double> D(A.n * A.n, 0.0);
+  for (idx_t j = 0; j < A.n; ++j)
+    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
+      D[A.rowind[p] * A.n + j] = A.values[p];
+      D[j * A.n + A.rowind[p]] = A.values[p];
+    }
+  return D;
+}
+
+struct Triplets {
+  std::vector<idx_t> r, c;
+  std::vector<double> v;
+};
+
+/// Random triplets of a symmetric n x n matrix, in either triangle, with
+/// duplicates; integer values so that sums are exact in any order.
+Triplets random_triplets(idx_t n, idx_t count, std::mt19937_64& rng) {
+  std::uniform_int_distribution<idx_t> idx(0, n - 1);
+  std::uniform_int_distribution<int> val(-9, 9);
+  Triplets t;
+  for (idx_t k = 0; k < count; ++k) {
+    t.r.push_back(idx(rng));
+    t.c.push_back(idx(rng));
+    t.v.push_back(val(rng));
+  }
+  return t;
+}
+
+/// Dense symmetric matrix the triplets describe (mirror, sum duplicates).
+std::vector<double> dense_of(idx_t n, const Triplets& t) {
+  std::vector<double> D(n * n, 0.0);
+  for (std::size_t k = 0; k < t.r.size(); ++k) {
+    const idx_t i = std::max(t.r[k], t.c[k]), j = std::min(t.r[k], t.c[k]);
+    D[i * n + j] += t.v[k];
+    if (i != j) D[j * n + i] += t.v[k];
+  }
+  return D;
+}
+
+CscMatrix random_csc(idx_t n, std::mt19937_64& rng) {
+  const Triplets t = random_triplets(n, 3 * n, rng);
+  CscMatrix A;
+  EXPECT_TRUE(lower_csc_from_triplets(n, t.r, t.c, t.v, A).ok());
+  return A;
+}
+
+TEST(CscTriplets, DuplicatesSummedEitherTriangle) {
+  // (1,0) given in the lower triangle, as (0,1) in the upper one, and twice more.
+  const std::vector<idx_t> r = {0, 1, 0, 1, 2, 2, 1};
+  const std::vector<idx_t> c = {0, 0, 1, 0, 2, 0, 1};
+  const std::vector<double> v = {4, 1, 2, 3, 5, 0, 6};
+  CscMatrix A;
+  ASSERT_TRUE(lower_csc_from_triplets(3, r, c, v, A).ok());
+  ASSERT_TRUE(check_lower_csc(A).ok());
+  EXPECT_EQ(A.colptr, (std::vector<idx_t>{0, 3, 4, 5}));
+  EXPECT_EQ(A.rowind, (std::vector<idx_t>{0, 1, 2, 1, 2}));
+  EXPECT_EQ(A.values, (std::vector<double>{4, 6, 0, 6, 5}));  // explicit zero kept
+}
+
+TEST(CscTriplets, RandomAgainstDense) {
+  std::mt19937_64 rng(1);
+  for (idx_t n : {1, 2, 7, 30}) {
+    const Triplets t = random_triplets(n, 4 * n, rng);
+    CscMatrix A;
+    ASSERT_TRUE(lower_csc_from_triplets(n, t.r, t.c, t.v, A).ok());
+    ASSERT_TRUE(check_lower_csc(A).ok());
+    EXPECT_EQ(to_dense(A), dense_of(n, t));
+  }
+}
+
+TEST(CscTriplets, Refusals) {
+  CscMatrix A;
+  EXPECT_EQ(lower_csc_from_triplets(2, {0, 2}, {0, 0}, {1, 1}, A).code,
+            StatusCode::invalid_argument);
+  EXPECT_EQ(lower_csc_from_triplets(2, {0}, {-1}, {1}, A).code, StatusCode::invalid_argument);
+  EXPECT_EQ(lower_csc_from_triplets(2, {0, 1}, {0}, {1, 1}, A).code,
+            StatusCode::invalid_argument);
+  EXPECT_EQ(lower_csc_from_triplets(-1, {}, {}, {}, A).code, StatusCode::invalid_argument);
+  ASSERT_TRUE(lower_csc_from_triplets(0, {}, {}, {}, A).ok());
+  EXPECT_EQ(A.n, 0);
+  EXPECT_EQ(A.colptr, (std::vector<idx_t>{0}));
+}
+
+TEST(CscCheck, DetectsBrokenInvariants) {
+  CscMatrix A;
+  A.n = 2;
+  A.colptr = {0, 2, 3};
+  A.rowind = {0, 1, 1};
+  A.values = {1, 2, 3};
+  EXPECT_TRUE(check_lower_csc(A).ok());
+  CscMatrix B = A;
+  B.rowind = {1, 0, 1};  // unsorted column 0
+  EXPECT_EQ(check_lower_csc(B).code, StatusCode::invalid_argument);
+  B = A;
+  B.rowind = {0, 1, 0};  // upper entry in column 1
+  EXPECT_EQ(check_lower_csc(B).code, StatusCode::invalid_argument);
+  B = A;
+  B.colptr = {0, 2};
+  EXPECT_EQ(check_lower_csc(B).code, StatusCode::invalid_argument);
+  B = A;
+  B.values.pop_back();
+  EXPECT_EQ(check_lower_csc(B).code, StatusCode::invalid_argument);
+}
+
+TEST(CscPermute, MatchesDenseBruteForce) {
+  std::mt19937_64 rng(2);
+  for (idx_t n : {1, 3, 10, 57}) {
+    const CscMatrix A = random_csc(n, rng);
+    std::vector<idx_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const CscMatrix C = permute_symmetric(A, perm);
+    ASSERT_TRUE(check_lower_csc(C).ok()) << check_lower_csc(C).message;
+    EXPECT_EQ(C.nnz(), A.nnz());
+    const std::vector<double> DA = to_dense(A), DC = to_dense(C);
+    for (idx_t k = 0; k < n; ++k)
+      for (idx_t l = 0; l < n; ++l)
+        ASSERT_EQ(DC[k * n + l], DA[perm[k] * n + perm[l]]) << "n=" << n << " (" << k << "," << l << ")";
+  }
+}
+
+TEST(CscKernels, MatvecAndNormMatchDense) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (idx_t n : {1, 4, 25, 80}) {
+    const CscMatrix A = random_csc(n, rng);
+    const std::vector<double> D = to_dense(A);
+    std::vector<double> x(n), y(n, 123.0);
+    for (double& v : x) v = u(rng);
+    symmetric_matvec(A, x.data(), y.data());
+    double norm = 0.0;
+    for (idx_t i = 0; i < n; ++i) {
+      double yi = 0.0, row = 0.0;
+      for (idx_t j = 0; j < n; ++j) {
+        yi += D[i * n + j] * x[j];
+        row += std::fabs(D[i * n + j]);
+      }
+      EXPECT_NEAR(y[i], yi, 1e-12 * (1.0 + row)) << "row " << i;
+      norm = std::max(norm, row);
+    }
+    EXPECT_DOUBLE_EQ(symmetric_norm_inf(A), norm);
+  }
+}
+
+}  // namespace
+}  // namespace starfront

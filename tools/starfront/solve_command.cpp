@@ -1,0 +1,172 @@
+#include "solve_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "api/solver.hpp"
+#include "io/matrix_market.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "solve/solve.hpp"
+#include "sparse/generators.hpp"
+
+namespace starfront::tools {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+/// Everything the report shows.
+struct Report {
+  nlohmann::json j;
+  Status status;
+};
+
+Status load_matrix(const SolveArgs& a, CscMatrix& A, std::string& source) {
+  if (a.file.empty()) {
+    source = "built-in 3D 7-point Laplacian 30^3 (no FILE given)";
+    return laplace3d(30, 7, A);
+  }
+  source = a.file;
+  return read_matrix_market(a.file, A);
+}
+
+Status load_rhs(const SolveArgs& a, const CscMatrix& A, std::vector<double>& B, idx_t& nrhs) {
+  if (a.rhs.empty()) {  // b = A * 1
+    nrhs = 1;
+    B.assign(A.n, 0.0);
+    const std::vector<double> ones(A.n, 1.0);
+    symmetric_matvec(A, ones.data(), B.data());
+    return Status::success();
+  }
+  idx_t rows = 0;
+  Status st = read_dense_matrix(a.rhs, rows, nrhs, B);
+  if (st.ok() && rows != A.n)
+    st = Status::error(StatusCode::invalid_argument,
+                       a.rhs + ": right-hand side has " + std::to_string(rows) +
+                           " rows, the matrix has " + std::to_string(A.n));
+  return st;
+}
+
+/// The pipeline; fills r.j as far as it gets and returns the first error.
+Status run(const SolveArgs& a, Report& r) {
+  CscMatrix A;
+  std::string source;
+  auto t0 = clock_type::now();
+  Status st = load_matrix(a, A, source);
+  r.j["file"] = source;
+  if (!st.ok()) return st;
+  r.j["t_read_s"] = seconds_since(t0);
+  r.j["n"] = A.n;
+  r.j["nnz_a"] = A.nnz();
+  std::vector<double> B;
+  idx_t nrhs = 0;
+  st = load_rhs(a, A, B, nrhs);
+  if (!st.ok()) return st;
+  r.j["nrhs"] = nrhs;
+
+  std::unique_ptr<StarpuRuntime> rt;
+  const bool use_starpu = a.executor == "starpu";
+  if (use_starpu) {
+    st = StarpuRuntime::start(RuntimeOptions{a.ncpu, a.ncuda, a.sched}, rt);
+    if (!st.ok()) return st;
+    r.j["scheduler"] = rt->scheduler();
+    r.j["cpu_workers"] = rt->cpu_workers();
+    r.j["cuda_workers"] = rt->cuda_workers();
+  }
+  r.j["executor"] = a.executor;
+  AnalysisOptions ao;
+  ao.ordering = a.ordering == "natural" ? OrderingMethod::natural : OrderingMethod::scotch;
+  r.j["ordering"] = a.ordering;
+  Solver solver;
+  st = solver.analyse(A, ao);
+  if (!st.ok()) return st;
+  const SymbolicFactor& S = solver.symbolic();
+  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
+  r.j["nnz_l"] = S.nnz_l;
+  r.j["nnz_l_exact"] = S.nnz_l_exact;
+  r.j["flops"] = S.flops;
+  r.j["max_front"] = S.max_front;
+  r.j["supernodes"] = S.nsuper;
+
+  FactorOptions fo;
+  fo.pivot_tol = a.pivot_tol;
+  for (int it = 0; it < a.repeat; ++it) {
+    st = solver.factorize(A, fo, use_starpu ? Executor::starpu : Executor::sequential);
+    const FactorStats& fs = solver.stats().factor;
+    r.j["tasks"] = fs.tasks;
+    r.j["t_factor_s"] = fs.seconds;
+    r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
+    if (!st.ok()) return st;
+  }
+  std::vector<double> X = B;
+  t0 = clock_type::now();
+  st = solver.solve(X.data(), nrhs, std::max<idx_t>(1, A.n));
+  r.j["t_solve_s"] = seconds_since(t0);
+  if (!st.ok()) return st;
+  double berr = 0.0;
+  for (idx_t c = 0; c < nrhs; ++c)
+    berr = std::max(berr, backward_error(A, X.data() + c * A.n, B.data() + c * A.n));
+  r.j["backward_error"] = berr;
+  return Status::success();
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_human(const nlohmann::json& j) {
+  auto get = [&](const char* k) { return j.contains(k) ? j[k].dump() : std::string("-"); };
+  std::cout << "starfront solve: " << j.value("file", std::string("?")) << "\n";
+  std::cout << "  n " << get("n") << ", nnz(A) " << get("nnz_a") << " (lower), nnz(L) "
+            << get("nnz_l") << ", flops " << (j.contains("flops") ? fmt("%.3e", j["flops"]) : "-")
+            << ", largest front " << get("max_front") << "\n";
+  std::cout << "  " << get("supernodes") << " supernodes, " << get("tasks") << " tasks, ordering "
+            << j.value("ordering", std::string("-")) << ", executor "
+            << j.value("executor", std::string("-"));
+  if (j.contains("scheduler"))
+    std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
+              << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers)";
+  std::cout << "\n";
+  if (j.contains("t_factor_s"))
+    std::cout << "  analysis " << fmt("%.4f", j["t_analyse_s"]) << " s, factorisation "
+              << fmt("%.4f", j["t_factor_s"]) << " s (" << fmt("%.2f", j["gflops"])
+              << " GFLOP/s), solve " << (j.contains("t_solve_s") ? fmt("%.4f", j["t_solve_s"]) : "-")
+              << " s\n";
+  if (j.contains("backward_error"))
+    std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << "\n";
+}
+
+}  // namespace
+
+int run_solve(const SolveArgs& args) {
+  Report r;
+  r.status = run(args, r);
+  r.j["status"] = status_name(r.status.code);
+  r.j["error"] = r.status.ok() ? nullptr : nlohmann::json(r.status.message);
+  if (r.status.code == StatusCode::not_positive_definite) {
+    r.j["failed_column"] = r.status.column + 1;
+    r.j["pivot"] = r.status.pivot;
+  }
+  if (args.json)
+    std::cout << r.j.dump() << std::endl;
+  else if (r.status.ok())
+    print_human(r.j);
+  if (!r.status.ok()) {
+    std::cerr << "starfront solve: " << status_name(r.status.code) << ": " << r.status.message
+              << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace starfront::tools
