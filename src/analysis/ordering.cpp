@@ -30,6 +30,15 @@ struct ScotchStrat {
   ~ScotchStrat() { if (live) SCOTCH_stratExit(&strat); }
 };
 
+// The ordering strategy; see ordering.hpp for what each part means. The same
+// nested dissection is used for the compressed (cpr) and uncompressed (unc) graph.
+constexpr const char* kScotchStrategy =
+    "c{rat=0.7,"
+    "cpr=n{sep=/(vert>120)?m{vert=100,low=h{pass=10},asc=f{bal=0.2}};,"
+    "ole=f{cmin=0,cmax=100000,frat=0.0},ose=g},"
+    "unc=n{sep=/(vert>120)?m{vert=100,low=h{pass=10},asc=f{bal=0.2}};,"
+    "ole=f{cmin=0,cmax=100000,frat=0.0},ose=g}}";
+
 Status scotch_failed(const char* what) {
   return Status::error(StatusCode::ordering_error, std::string("Scotch: ") + what + " failed");
 }
@@ -59,6 +68,49 @@ void build_adjacency(const CscMatrix& A, std::vector<SCOTCH_Num>& verttab,
     }
 }
 
+// Orders the graph (verttab, edgetab) of n >= 2 vertices with kScotchStrategy
+// in a private single-thread context; peritab[k] = vertex at position k.
+Status scotch_order_graph(std::vector<SCOTCH_Num>& verttab, std::vector<SCOTCH_Num>& edgetab,
+                          std::vector<SCOTCH_Num>& peritab) {
+  const auto nv = static_cast<SCOTCH_Num>(verttab.size() - 1);
+  ScotchContext context;  // declared first: destroyed after the graphs bound to it
+  if (SCOTCH_contextInit(&context.ctx) != 0) return scotch_failed("SCOTCH_contextInit");
+  context.live = true;
+  if (SCOTCH_contextOptionSetNum(&context.ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0)
+    return scotch_failed("SCOTCH_contextOptionSetNum");
+  if (SCOTCH_contextRandomClone(&context.ctx) != 0) return scotch_failed("SCOTCH_contextRandomClone");
+  SCOTCH_contextRandomReset(&context.ctx);
+  if (SCOTCH_contextThreadSpawn(&context.ctx, 1, nullptr) != 0)
+    return scotch_failed("SCOTCH_contextThreadSpawn");
+
+  ScotchGraph graph;
+  if (SCOTCH_graphInit(&graph.graph) != 0) return scotch_failed("SCOTCH_graphInit");
+  graph.live = true;
+  if (SCOTCH_graphBuild(&graph.graph, 0, nv, verttab.data(), verttab.data() + 1, nullptr, nullptr,
+                        verttab[nv], edgetab.empty() ? nullptr : edgetab.data(), nullptr) != 0)
+    return scotch_failed("SCOTCH_graphBuild");
+  if (SCOTCH_graphCheck(&graph.graph) != 0) return scotch_failed("SCOTCH_graphCheck");
+
+  ScotchGraph bound;  // the graph seen through the private context
+  if (SCOTCH_graphInit(&bound.graph) != 0) return scotch_failed("SCOTCH_graphInit");
+  bound.live = true;
+  if (SCOTCH_contextBindGraph(&context.ctx, &graph.graph, &bound.graph) != 0)
+    return scotch_failed("SCOTCH_contextBindGraph");
+
+  ScotchStrat strat;
+  if (SCOTCH_stratInit(&strat.strat) != 0) return scotch_failed("SCOTCH_stratInit");
+  strat.live = true;
+  if (SCOTCH_stratGraphOrder(&strat.strat, kScotchStrategy) != 0)
+    return scotch_failed("SCOTCH_stratGraphOrder");
+
+  std::vector<SCOTCH_Num> permtab(nv);
+  peritab.resize(nv);
+  if (SCOTCH_graphOrder(&bound.graph, &strat.strat, permtab.data(), peritab.data(), nullptr,
+                        nullptr, nullptr) != 0)
+    return scotch_failed("SCOTCH_graphOrder");
+  return Status::success();
+}
+
 }  // namespace
 
 std::vector<idx_t> order_natural(idx_t n) {
@@ -84,42 +136,9 @@ Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm) {
                              " adjacency entries exceeds " + std::to_string(num_max) +
                              "; use the natural or a user ordering");
 
-  std::vector<SCOTCH_Num> verttab, edgetab;
+  std::vector<SCOTCH_Num> verttab, edgetab, peritab;
   build_adjacency(A, verttab, edgetab);
-  const auto nv = static_cast<SCOTCH_Num>(n);
-
-  ScotchContext context;  // private context: one thread, own random state
-  if (SCOTCH_contextInit(&context.ctx) != 0) return scotch_failed("SCOTCH_contextInit");
-  context.live = true;
-  if (SCOTCH_contextOptionSetNum(&context.ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0)
-    return scotch_failed("SCOTCH_contextOptionSetNum");
-  if (SCOTCH_contextRandomClone(&context.ctx) != 0) return scotch_failed("SCOTCH_contextRandomClone");
-  SCOTCH_contextRandomReset(&context.ctx);
-  if (SCOTCH_contextThreadSpawn(&context.ctx, 1, nullptr) != 0)
-    return scotch_failed("SCOTCH_contextThreadSpawn");
-
-  ScotchGraph graph;
-  if (SCOTCH_graphInit(&graph.graph) != 0) return scotch_failed("SCOTCH_graphInit");
-  graph.live = true;
-  if (SCOTCH_graphBuild(&graph.graph, 0, nv, verttab.data(), verttab.data() + 1, nullptr, nullptr,
-                        verttab[n], edgetab.empty() ? nullptr : edgetab.data(), nullptr) != 0)
-    return scotch_failed("SCOTCH_graphBuild");
-  if (SCOTCH_graphCheck(&graph.graph) != 0) return scotch_failed("SCOTCH_graphCheck");
-
-  ScotchGraph bound;  // the graph seen through the private context
-  if (SCOTCH_graphInit(&bound.graph) != 0) return scotch_failed("SCOTCH_graphInit");
-  bound.live = true;
-  if (SCOTCH_contextBindGraph(&context.ctx, &graph.graph, &bound.graph) != 0)
-    return scotch_failed("SCOTCH_contextBindGraph");
-
-  ScotchStrat strat;
-  if (SCOTCH_stratInit(&strat.strat) != 0) return scotch_failed("SCOTCH_stratInit");
-  strat.live = true;
-
-  std::vector<SCOTCH_Num> permtab(n), peritab(n);
-  if (SCOTCH_graphOrder(&bound.graph, &strat.strat, permtab.data(), peritab.data(), nullptr,
-                        nullptr, nullptr) != 0)
-    return scotch_failed("SCOTCH_graphOrder");
+  if (Status st = scotch_order_graph(verttab, edgetab, peritab); !st.ok()) return st;
 
   // peritab[k] = original vertex at position k: exactly our perm convention.
   std::vector<idx_t> result(peritab.begin(), peritab.end());

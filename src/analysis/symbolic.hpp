@@ -10,7 +10,7 @@ namespace starfront {
 
 /// Which fill-reducing ordering the analysis computes.
 enum class OrderingMethod {
-  scotch,   ///< Scotch nested dissection (SCOTCH_graphOrder, default strategy)
+  scotch,   ///< Scotch nested dissection (SCOTCH_graphOrder; strategy in analysis/ordering.hpp)
   natural,  ///< identity (before the postorder that the analysis always applies)
   user,     ///< a permutation given by the caller (AnalysisOptions::user_perm)
 };
@@ -21,9 +21,11 @@ struct AnalysisOptions {
   std::vector<idx_t> user_perm;  ///< with OrderingMethod::user: perm[k] = original index of pivot k
   /// Relaxed amalgamation (Ashcraft & Grimes 1989; as in CHOLMOD's
   /// cholmod_super_symbolic): a child supernode is merged into its parent when
-  /// the merged supernode has at most `relax_small` columns, or the fraction
-  /// of explicit zeros it introduces in the merged front's L part stays at or
-  /// below `relax_zeros_small` (≤ relax_mid columns) / `relax_zeros_large`.
+  /// the merged supernode has at most `relax_small` columns, or the merge adds
+  /// no explicit zero, or the fraction of explicit zeros in the merged front's
+  /// L part stays at or below `relax_zeros_small` (≤ relax_mid columns) /
+  /// `relax_zeros_large`. Any child may merge (bottom-up); see
+  /// analysis/amalgamation.hpp.
   idx_t relax_small = 4;
   idx_t relax_mid = 16;
   double relax_zeros_small = 0.8;

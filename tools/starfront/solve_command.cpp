@@ -72,15 +72,6 @@ Status run(const SolveArgs& a, Report& r) {
   if (!st.ok()) return st;
   r.j["nrhs"] = nrhs;
 
-  std::unique_ptr<StarpuRuntime> rt;
-  const bool use_starpu = a.executor == "starpu";
-  if (use_starpu) {
-    st = StarpuRuntime::start(RuntimeOptions{a.ncpu, a.ncuda, a.sched}, rt);
-    if (!st.ok()) return st;
-    r.j["scheduler"] = rt->scheduler();
-    r.j["cpu_workers"] = rt->cpu_workers();
-    r.j["cuda_workers"] = rt->cuda_workers();
-  }
   r.j["executor"] = a.executor;
   AnalysisOptions ao;
   ao.ordering = a.ordering == "natural" ? OrderingMethod::natural : OrderingMethod::scotch;
@@ -95,6 +86,17 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["flops"] = S.flops;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
+
+  // StarPU starts after the analysis: its workers would compete for the cores.
+  std::unique_ptr<StarpuRuntime> rt;
+  const bool use_starpu = a.executor == "starpu";
+  if (use_starpu) {
+    st = StarpuRuntime::start(RuntimeOptions{a.ncpu, a.ncuda, a.sched}, rt);
+    if (!st.ok()) return st;
+    r.j["scheduler"] = rt->scheduler();
+    r.j["cpu_workers"] = rt->cpu_workers();
+    r.j["cuda_workers"] = rt->cuda_workers();
+  }
 
   FactorOptions fo;
   fo.pivot_tol = a.pivot_tol;

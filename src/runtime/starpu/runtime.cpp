@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 
 #include "cpu/blas.hpp"
 
@@ -11,6 +12,8 @@ namespace starfront {
 namespace {
 
 std::atomic<bool> g_started{false};
+std::mutex g_active_mutex;
+int g_active = 0;  // live WorkersActive objects
 
 /// True when `name` is one of StarPU's predefined scheduling policies;
 /// otherwise fills `known` with their names.
@@ -55,6 +58,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
                                              : ")"));
   }
   openblas_set_num_threads(1);  // one BLAS thread per worker: parallelism comes from the tasks
+  starpu_pause();               // idle until a factorisation needs the workers (WorkersActive)
   out.reset(new StarpuRuntime());
   out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
   out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
@@ -70,8 +74,19 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 }
 
 StarpuRuntime::~StarpuRuntime() {
+  if (starpu_is_paused()) starpu_resume();
   starpu_shutdown();
   g_started = false;
+}
+
+WorkersActive::WorkersActive() {
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  if (g_active++ == 0 && starpu_is_paused()) starpu_resume();
+}
+
+WorkersActive::~WorkersActive() {
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  if (--g_active == 0 && !starpu_is_paused()) starpu_pause();
 }
 
 }  // namespace starfront

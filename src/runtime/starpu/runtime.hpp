@@ -41,4 +41,16 @@ class StarpuRuntime {
   std::string sched_;
 };
 
+/// While at least one WorkersActive object lives, StarPU's workers process
+/// tasks; otherwise they are paused (starpu_pause), so that idle workers do not
+/// poll in a tight loop and steal cores from the application (analysis,
+/// solves). Reference-counted and thread-safe; the runtime starts paused.
+class WorkersActive {
+ public:
+  WorkersActive();
+  ~WorkersActive();
+  WorkersActive(const WorkersActive&) = delete;
+  WorkersActive& operator=(const WorkersActive&) = delete;
+};
+
 }  // namespace starfront

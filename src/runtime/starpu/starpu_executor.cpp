@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/starpu/front_codelet.hpp"
+#include "runtime/starpu/runtime.hpp"
 
 namespace starfront {
 namespace {
@@ -103,6 +104,9 @@ Status factorize_starpu(const FrontPlan& P, const CscMatrix& A, const FactorOpti
       H.cb[P.child_list[q]] = nullptr;
     }
   }
+  // Workers run only now: while paused they do not compete with the
+  // submitting thread for the cores.
+  const WorkersActive active;
   // Unregistering a panel waits for its writer and brings it home: this waits
   // for exactly this factorisation's tasks.
   for (idx_t s = 0; s < P.nsuper; ++s) starpu_data_unregister(H.panel[s]);
