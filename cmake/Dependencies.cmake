@@ -22,13 +22,13 @@ endif()
 # Scotch (nested dissection ordering), 32-bit SCOTCH_Num build from Debian.
 find_path(SCOTCH_INCLUDE_DIR scotch.h PATH_SUFFIXES scotch)
 find_library(SCOTCH_LIBRARY scotch)
-find_library(SCOTCHERR_LIBRARY scotcherr)
-if(NOT SCOTCH_INCLUDE_DIR OR NOT SCOTCH_LIBRARY OR NOT SCOTCHERR_LIBRARY)
+# libscotcherr is not linked: src/analysis/ordering.cpp defines SCOTCH_errorPrint.
+if(NOT SCOTCH_INCLUDE_DIR OR NOT SCOTCH_LIBRARY)
   starfront_missing("Scotch" "Install the Debian package libscotch-dev (tools/deps/install-deps.sh does).")
 endif()
 add_library(starfront::scotch INTERFACE IMPORTED)
 target_include_directories(starfront::scotch INTERFACE ${SCOTCH_INCLUDE_DIR})
-target_link_libraries(starfront::scotch INTERFACE ${SCOTCH_LIBRARY} ${SCOTCHERR_LIBRARY})
+target_link_libraries(starfront::scotch INTERFACE ${SCOTCH_LIBRARY})
 
 # BLAS / LAPACK(E) from OpenBLAS.
 pkg_check_modules(OPENBLAS IMPORTED_TARGET openblas)

@@ -1,5 +1,6 @@
 #include "analysis/ordering.hpp"
 
+#include <cstdarg>
 #include <cstdio>  // scotch.h uses FILE
 #include <limits>
 #include <numeric>
@@ -39,8 +40,26 @@ constexpr const char* kScotchStrategy =
     "unc=n{sep=/(vert>120)?m{vert=100,low=h{pass=10},asc=f{bal=0.2}};,"
     "ole=f{cmin=0,cmax=100000,frat=0.0},ose=g}}";
 
+// Halo approximate minimum degree on the whole (compressed) graph: the best
+// choice for the very sparse, tree-like graphs of power networks, where
+// nested dissection's separators add fill.
+// Scotch 7.0.3's method d stops with an internal error on some small graphs
+// (seen on random patterns of n <= 60): the minimum fill variant f is then used.
+constexpr const char* kScotchMinDegreeStrategy =
+    "c{rat=0.7,cpr=d{cmin=0,cmax=100000,frat=0.0},unc=d{cmin=0,cmax=100000,frat=0.0}}";
+constexpr const char* kScotchMinFillStrategy =
+    "c{rat=0.7,cpr=f{cmin=0,cmax=100000,frat=0.0},unc=f{cmin=0,cmax=100000,frat=0.0}}";
+
+// Scotch reports errors through SCOTCH_errorPrint, which libscotcherr writes
+// to stderr. starfront defines it instead (and does not link libscotcherr):
+// the message is kept for the Status, and the library prints nothing.
+thread_local std::string g_scotch_error;
+
 Status scotch_failed(const char* what) {
-  return Status::error(StatusCode::ordering_error, std::string("Scotch: ") + what + " failed");
+  std::string msg = std::string("Scotch: ") + what + " failed";
+  if (!g_scotch_error.empty()) msg += " (" + g_scotch_error + ")";
+  g_scotch_error.clear();
+  return Status::error(StatusCode::ordering_error, msg);
 }
 
 // Symmetric adjacency (both directions, no self loops) of the lower CSC A, in
@@ -68,11 +87,12 @@ void build_adjacency(const CscMatrix& A, std::vector<SCOTCH_Num>& verttab,
     }
 }
 
-// Orders the graph (verttab, edgetab) of n >= 2 vertices with kScotchStrategy
-// in a private single-thread context; peritab[k] = vertex at position k.
+// Orders the graph (verttab, edgetab) of n >= 2 vertices with the strategy of
+// `method` in a private single-thread context; peritab[k] = vertex at position k.
 Status scotch_order_graph(std::vector<SCOTCH_Num>& verttab, std::vector<SCOTCH_Num>& edgetab,
-                          std::vector<SCOTCH_Num>& peritab) {
+                          std::vector<SCOTCH_Num>& peritab, const char* strategy) {
   const auto nv = static_cast<SCOTCH_Num>(verttab.size() - 1);
+  g_scotch_error.clear();
   ScotchContext context;  // declared first: destroyed after the graphs bound to it
   if (SCOTCH_contextInit(&context.ctx) != 0) return scotch_failed("SCOTCH_contextInit");
   context.live = true;
@@ -100,7 +120,7 @@ Status scotch_order_graph(std::vector<SCOTCH_Num>& verttab, std::vector<SCOTCH_N
   ScotchStrat strat;
   if (SCOTCH_stratInit(&strat.strat) != 0) return scotch_failed("SCOTCH_stratInit");
   strat.live = true;
-  if (SCOTCH_stratGraphOrder(&strat.strat, kScotchStrategy) != 0)
+  if (SCOTCH_stratGraphOrder(&strat.strat, strategy) != 0)
     return scotch_failed("SCOTCH_stratGraphOrder");
 
   std::vector<SCOTCH_Num> permtab(nv);
@@ -119,7 +139,7 @@ std::vector<idx_t> order_natural(idx_t n) {
   return perm;
 }
 
-Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm) {
+Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm, ScotchMethod method) {
   const idx_t n = A.n;
   if (n <= 1) {  // nothing to order (Scotch is not needed for 0 or 1 vertex)
     perm = order_natural(n);
@@ -138,7 +158,12 @@ Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm) {
 
   std::vector<SCOTCH_Num> verttab, edgetab, peritab;
   build_adjacency(A, verttab, edgetab);
-  if (Status st = scotch_order_graph(verttab, edgetab, peritab); !st.ok()) return st;
+  Status st = scotch_order_graph(
+      verttab, edgetab, peritab,
+      method == ScotchMethod::minimum_degree ? kScotchMinDegreeStrategy : kScotchStrategy);
+  if (!st.ok() && method == ScotchMethod::minimum_degree)
+    st = scotch_order_graph(verttab, edgetab, peritab, kScotchMinFillStrategy);
+  if (!st.ok()) return st;
 
   // peritab[k] = original vertex at position k: exactly our perm convention.
   std::vector<idx_t> result(peritab.begin(), peritab.end());
@@ -150,3 +175,18 @@ Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm) {
 }
 
 }  // namespace starfront
+
+extern "C" {
+// Replacements of libscotcherr's error and warning printers (see above).
+void SCOTCH_errorProg(const char*) {}
+void SCOTCH_errorPrint(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (!starfront::g_scotch_error.empty()) starfront::g_scotch_error += "; ";
+  starfront::g_scotch_error += buf;
+}
+void SCOTCH_errorPrintW(const char*, ...) {}
+}

@@ -10,7 +10,10 @@ namespace starfront {
 
 /// Which fill-reducing ordering the analysis computes.
 enum class OrderingMethod {
-  scotch,   ///< Scotch nested dissection (SCOTCH_graphOrder; strategy in analysis/ordering.hpp)
+  scotch,       ///< best of scotch_nd and scotch_amd (fewer factorisation flops;
+                ///< ties go to nested dissection), as CHOLMOD picks between AMD and METIS
+  scotch_nd,    ///< Scotch nested dissection (strategy in analysis/ordering.hpp)
+  scotch_amd,   ///< Scotch halo approximate minimum degree
   natural,  ///< identity (before the postorder that the analysis always applies)
   user,     ///< a permutation given by the caller (AnalysisOptions::user_perm)
 };

@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
                "3D 7-point Laplacian 30^3");
   solve->add_option("file", sa.file, "Matrix Market file (symmetric, or numerically symmetric general)");
   solve->add_option("--rhs", sa.rhs, "right-hand side(s): Matrix Market array n x k");
-  solve->add_option("--ordering", sa.ordering, "fill-reducing ordering")
-      ->check(CLI::IsMember({"scotch", "natural"}))
+  solve->add_option("--ordering", sa.ordering,
+                    "fill-reducing ordering: scotch (best of Scotch nested dissection and minimum "
+                    "degree), scotch-nd, scotch-amd, natural")
+      ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
       ->capture_default_str();
   solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all)")->capture_default_str();
   solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();

@@ -74,7 +74,10 @@ Status run(const SolveArgs& a, Report& r) {
 
   r.j["executor"] = a.executor;
   AnalysisOptions ao;
-  ao.ordering = a.ordering == "natural" ? OrderingMethod::natural : OrderingMethod::scotch;
+  ao.ordering = a.ordering == "natural"      ? OrderingMethod::natural
+                : a.ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
+                : a.ordering == "scotch-amd" ? OrderingMethod::scotch_amd
+                                             : OrderingMethod::scotch;
   r.j["ordering"] = a.ordering;
   Solver solver;
   st = solver.analyse(A, ao);
