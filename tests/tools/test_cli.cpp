@@ -1,0 +1,117 @@
+// The `starfront` command-line tool, run as a process: JSON report, exit
+// codes, built-in problem, generators, and error reporting.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  ///< stdout (stderr goes to a file, returned in err)
+  std::string err;
+};
+
+/// Runs `starfront ARGS`, capturing stdout and stderr.
+CliRun run(const std::string& args) {
+  const std::string err_file = std::string(STARFRONT_TEST_TMPDIR) + "/cli_stderr.txt";
+  const std::string cmd = std::string(STARFRONT_CLI) + " " + args + " 2>" + err_file;
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  return r;
+}
+
+std::string data(const std::string& rel) { return std::string(STARFRONT_DATA_DIR) + "/" + rel; }
+
+std::string write_tmp(const std::string& name, const std::string& content) {
+  const std::string path = std::string(STARFRONT_TEST_TMPDIR) + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+TEST(Cli, SolvesThePowerGridMatrixWithJsonReport) {
+  const CliRun r = run("solve " + data("spd/activsg2000_hykkt_10.mtx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_TRUE(j["error"].is_null());
+  EXPECT_EQ(j["n"], 25910);
+  EXPECT_EQ(j["nnz_a"], 154262);
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+  for (const char* k : {"nnz_l", "flops", "max_front", "tasks", "t_analyse_s", "t_factor_s",
+                        "t_solve_s", "gflops"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_GT(j["tasks"].get<long>(), 0);
+  EXPECT_GE(j["nnz_l"].get<long>(), j["nnz_l_exact"].get<long>());
+}
+
+TEST(Cli, BuiltInProblemWithoutFile) {
+  const CliRun r = run("solve --ncpu 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("built-in 3D 7-point Laplacian"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backward error"), std::string::npos) << r.out;
+}
+
+TEST(Cli, GenerateThenSolveWithRightHandSides) {
+  const std::string m = std::string(STARFRONT_TEST_TMPDIR) + "/lap2d.mtx";
+  ASSERT_EQ(run("generate laplace2d 12 -o " + m).exit_code, 0);
+  // Three right-hand sides (n = 144), values not all equal.
+  std::string rhs = "%%MatrixMarket matrix array real general\n144 3\n";
+  for (int i = 0; i < 3 * 144; ++i) rhs += std::to_string((i * 37 % 101) / 7.0 - 5.0) + "\n";
+  const std::string b = write_tmp("lap2d_rhs.mtx", rhs);
+  for (const char* extra : {"", " --ordering natural --sched eager --ncpu 1",
+                            " --executor sequential", " --ordering scotch-nd"}) {
+    const CliRun r = run("solve " + m + " --rhs " + b + " --json" + extra);
+    ASSERT_EQ(r.exit_code, 0) << extra << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["nrhs"], 3);
+    EXPECT_LE(j["backward_error"].get<double>(), 1e-14) << extra;
+  }
+}
+
+TEST(Cli, NotPositiveDefiniteNamesColumn) {
+  std::string f = "%%MatrixMarket matrix coordinate real symmetric\n10 10 10\n";
+  for (int i = 1; i <= 10; ++i) f += std::to_string(i) + " " + std::to_string(i) + (i == 10 ? " 0\n" : " 1\n");
+  const CliRun r = run("solve " + write_tmp("id0.mtx", f) + " --json");
+  EXPECT_EQ(r.exit_code, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "not_positive_definite");
+  EXPECT_EQ(j["failed_column"], 10);
+  EXPECT_NE(r.err.find("column 10"), std::string::npos) << r.err;
+}
+
+TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
+  CliRun r = run("solve /nonexistent/file.mtx --json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["status"], "io_error");
+  EXPECT_NE(r.err.find("/nonexistent/file.mtx"), std::string::npos) << r.err;
+
+  r = run("solve " + write_tmp("bad.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 2 1\n") +
+          " --json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["status"], "parse_error");
+
+  r = run("solve " + data("spd/lund_a.mtx") + " --sched nosuchscheduler");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nosuchscheduler"), std::string::npos) << r.err;
+
+  r = run("solve --no-such-option");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run("solve --ordering bogus");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+}  // namespace
