@@ -87,6 +87,7 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["nnz_l"] = S.nnz_l;
   r.j["nnz_l_exact"] = S.nnz_l_exact;
   r.j["flops"] = S.flops;
+  r.j["flops_exact"] = S.flops_exact;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
 
