@@ -11,8 +11,9 @@ cd "$root"
 "$root/tools/deps/install-deps.sh"
 build=${STARFRONT_BUILD_DIR:-build}
 jobs=${STARFRONT_JOBS:-$(nproc)}
+mkdir -p "$build"
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="${STARFRONT_BUILD_TYPE:-Release}" \
-  ${STARFRONT_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; exit 1; }
+  ${STARFRONT_CMAKE_ARGS:-} >"$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs" 2>&1 | { grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning)' || true; }

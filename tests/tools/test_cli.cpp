@@ -104,9 +104,18 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(nlohmann::json::parse(r.out)["status"], "parse_error");
 
+  // Bad option values are usage errors (exit 2), found before any work.
   r = run("solve " + data("spd/lund_a.mtx") + " --sched nosuchscheduler");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nosuchscheduler"), std::string::npos) << r.err;
+  for (const char* bad : {"--ncpu 0", "--ncpu -5", "--ncpu 100000", "--pivot-tol -1",
+                          "--pivot-tol nan", "--repeat 0", "--ncuda -1"}) {
+    r = run("solve " + data("spd/lund_a.mtx") + " " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_FALSE(r.err.empty()) << bad;
+  }
+  EXPECT_EQ(run("generate laplace3d 0").exit_code, 2);
+  EXPECT_EQ(run("generate laplace2d 3 --stencil 27").exit_code, 2);
 
   r = run("solve --no-such-option");
   EXPECT_EQ(r.exit_code, 2);

@@ -29,6 +29,12 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
   return 0;
 }
 
+/// Reports a bad argument value the parser could not check; exit status 2.
+int usage_error(const std::string& what) {
+  std::cerr << "starfront " << what << "\n";
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,7 +62,6 @@ int main(int argc, char** argv) {
   solve->add_option("--pivot-tol", sa.pivot_tol, "relative pivot tolerance of Cholesky")
       ->capture_default_str();
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   solve->add_flag("--json", sa.json, "print one JSON object on stdout");
 
@@ -67,7 +72,7 @@ int main(int argc, char** argv) {
   gen->add_option("kind", gen_kind, "laplace3d or laplace2d")
       ->required()
       ->check(CLI::IsMember({"laplace3d", "laplace2d"}));
-  gen->add_option("N", gen_n, "grid points per dimension")->required()->check(CLI::PositiveNumber);
+  gen->add_option("N", gen_n, "grid points per dimension (>= 1)")->required();
   gen->add_option("--stencil", stencil, "laplace3d stencil")
       ->check(CLI::IsMember({7, 27}))
       ->capture_default_str();
@@ -78,6 +83,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (*gen) return generate(gen_kind, gen_n, stencil, gen_out);
+  if (*gen) {
+    if (gen_n < 1) return usage_error("generate: N must be >= 1 (got " + std::to_string(gen_n) + ")");
+    if (gen_kind == "laplace2d" && gen->count("--stencil"))
+      return usage_error("generate: --stencil applies to laplace3d only");
+    return generate(gen_kind, gen_n, stencil, gen_out);
+  }
+  if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
+    return usage_error("solve: " + why);
   return starfront::tools::run_solve(sa);
 }

@@ -1,6 +1,8 @@
 #include "solve_command.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <thread>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -71,6 +73,7 @@ Status run(const SolveArgs& a, Report& r) {
   st = load_rhs(a, A, B, nrhs);
   if (!st.ok()) return st;
   r.j["nrhs"] = nrhs;
+  if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
 
   r.j["executor"] = a.executor;
   AnalysisOptions ao;
@@ -131,31 +134,54 @@ std::string fmt(const char* f, double v) {
 }
 
 void print_human(const nlohmann::json& j) {
-  auto get = [&](const char* k) { return j.contains(k) ? j[k].dump() : std::string("-"); };
-  std::cout << "starfront solve: " << j.value("file", std::string("?")) << "\n";
+  auto get = [&](const char* k) { return j[k].is_null() ? std::string("-") : j[k].dump(); };
+  std::cout << "starfront solve: " << j.value("file", std::string("?")) << ", " << get("nrhs")
+            << " right-hand side(s)" << (j.contains("rhs") ? " from " + j["rhs"].get<std::string>() : " (b = A*1)") << "\n";
   std::cout << "  n " << get("n") << ", nnz(A) " << get("nnz_a") << " (lower), nnz(L) "
-            << get("nnz_l") << ", flops " << (j.contains("flops") ? fmt("%.3e", j["flops"]) : "-")
+            << get("nnz_l") << ", flops " << (j["flops"].is_null() ? "-" : fmt("%.3e", j["flops"]))
             << ", largest front " << get("max_front") << "\n";
   std::cout << "  " << get("supernodes") << " supernodes, " << get("tasks") << " tasks, ordering "
             << j.value("ordering", std::string("-")) << ", executor "
             << j.value("executor", std::string("-"));
-  if (j.contains("scheduler"))
+  if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
               << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers)";
   std::cout << "\n";
-  if (j.contains("t_factor_s"))
+  if (!j["t_factor_s"].is_null())
     std::cout << "  analysis " << fmt("%.4f", j["t_analyse_s"]) << " s, factorisation "
-              << fmt("%.4f", j["t_factor_s"]) << " s (" << fmt("%.2f", j["gflops"])
-              << " GFLOP/s), solve " << (j.contains("t_solve_s") ? fmt("%.4f", j["t_solve_s"]) : "-")
+              << fmt("%.4f", j["t_factor_s"]) << " s (" << fmt("%.3g", j["gflops"])
+              << " GFLOP/s), solve " << (j["t_solve_s"].is_null() ? "-" : fmt("%.4f", j["t_solve_s"]))
               << " s\n";
-  if (j.contains("backward_error"))
+  if (!j["backward_error"].is_null())
     std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << "\n";
 }
 
 }  // namespace
 
+std::string check_solve_args(const SolveArgs& a) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (a.ncpu == 0 || a.ncpu < -1) return "--ncpu must be >= 1, or -1 for all cores";
+  if (cores > 0 && a.ncpu > cores)
+    return "--ncpu " + std::to_string(a.ncpu) + " exceeds the " + std::to_string(cores) +
+           " hardware threads of this machine";
+  if (a.ncuda < 0) return "--ncuda must be >= 0";
+  if (!(a.pivot_tol >= 0.0) || !std::isfinite(a.pivot_tol))
+    return "--pivot-tol must be a finite number >= 0";
+  if (a.repeat < 1) return "--repeat must be >= 1";
+  if (a.executor == "starpu") {
+    if (Status st = check_scheduler(a.sched); !st.ok()) return st.message;
+  }
+  return {};
+}
+
 int run_solve(const SolveArgs& args) {
   Report r;
+  // Every documented key is present; null where the run did not get that far.
+  for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
+                        "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
+                        "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
+                        "cpu_workers", "cuda_workers"})
+    r.j[k] = nullptr;
   r.status = run(args, r);
   r.j["status"] = status_name(r.status.code);
   r.j["error"] = r.status.ok() ? nullptr : nlohmann::json(r.status.message);

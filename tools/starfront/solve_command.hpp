@@ -20,6 +20,11 @@ struct SolveArgs {
   bool json = false;
 };
 
+/// Checks the option values that the parser does not (worker counts,
+/// scheduler name, pivot tolerance, repeat count) before any work is done.
+/// Returns an empty string when they are valid, else what is wrong.
+std::string check_solve_args(const SolveArgs& args);
+
 /// Runs the command; returns the process exit status (0 ok, 1 failure).
 int run_solve(const SolveArgs& args);
 

@@ -28,11 +28,16 @@ bool known_scheduler(const std::string& name, std::string& known) {
 
 }  // namespace
 
-Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out) {
+Status check_scheduler(const std::string& name) {
   std::string known;
-  if (!known_scheduler(opts.sched, known))
+  if (!known_scheduler(name, known))
     return Status::error(StatusCode::runtime_error,
-                         "unknown StarPU scheduler '" + opts.sched + "' (known: " + known + ")");
+                         "unknown StarPU scheduler '" + name + "' (known: " + known + ")");
+  return Status::success();
+}
+
+Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out) {
+  if (Status st = check_scheduler(opts.sched); !st.ok()) return st;
   if (opts.ncpu < -1 || opts.ncuda < 0)
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
   if (opts.ncpu == 0 && opts.ncuda == 0)

@@ -16,6 +16,10 @@ struct RuntimeOptions {
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
 };
 
+/// Checks that `name` is one of StarPU's scheduling policies (callable before
+/// StarPU is started). Error runtime_error listing the known names.
+Status check_scheduler(const std::string& name);
+
 /// An initialised StarPU, shut down by the destructor. StarPU allows one
 /// initialisation per process at a time: a second start while one is alive
 /// fails with runtime_error. Not copyable.
