@@ -47,6 +47,9 @@ class Solver {
   const FrontPlan& plan() const { return plan_; }
   const SolverStats& stats() const { return stats_; }
   bool factorized() const { return factorized_; }
+  /// Smallest d_jj / |a_jj| over the pivots of the last successful
+  /// factorisation (how close it came to the pivot tolerance).
+  double min_pivot_ratio() const { return factor_.min_pivot_ratio; }
 
  private:
   Status check_pattern(const CscMatrix& A) const;

@@ -115,6 +115,7 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
     if (!st.ok()) return st;
   }
+  r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
   std::vector<double> X = B;
   t0 = clock_type::now();
   st = solver.solve(X.data(), nrhs, std::max<idx_t>(1, A.n));
