@@ -161,4 +161,22 @@ inline idx_t random_order(std::mt19937_64& rng) {
   return v > 60 ? (v - 61) % 3 : v;
 }
 
+/// Brute-force fundamental supernodes of a dense symbolic factor: column j+1
+/// continues j's supernode iff L(:, j) \ {j} == L(:, j+1) and j is the only
+/// child of j+1. Returns the supernode start columns, ending with n.
+inline std::vector<idx_t> fundamental_supernode_starts(const DenseSymbolic& L) {
+  const idx_t n = L.n;
+  std::vector<idx_t> nchild(n, 0);
+  for (idx_t j = 0; j < n; ++j)
+    if (L.parent(j) != -1) ++nchild[L.parent(j)];
+  std::vector<idx_t> start = {0};
+  for (idx_t j = 1; j < n; ++j) {
+    bool same = nchild[j] == 1 && L.col[j - 1][j];
+    for (idx_t i = j + 1; i < n && same; ++i) same = L.col[j - 1][i] == L.col[j][i];
+    if (!same) start.push_back(j);
+  }
+  if (n > 0) start.push_back(n);
+  return start;
+}
+
 }  // namespace starfront::testing

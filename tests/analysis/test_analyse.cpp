@@ -115,16 +115,7 @@ void expect_matches_brute_force(const CscMatrix& A, const SymbolicFactor& sf, bo
     EXPECT_EQ(sf.nnz_l, sf.nnz_l_exact);
     EXPECT_EQ(sf.flops, sf.flops_exact);
     // Exactly the fundamental supernodes of the final (postordered) tree.
-    std::vector<idx_t> nchild(n, 0);
-    for (idx_t j = 0; j < n; ++j)
-      if (L.parent(j) != -1) ++nchild[L.parent(j)];
-    std::vector<idx_t> start = {0};
-    for (idx_t j = 1; j < n; ++j) {
-      bool same = nchild[j] == 1 && L.col[j - 1][j];
-      for (idx_t i = j + 1; i < n && same; ++i) same = L.col[j - 1][i] == L.col[j][i];
-      if (!same) start.push_back(j);
-    }
-    if (n > 0) start.push_back(n);
+    const std::vector<idx_t> start = testing::fundamental_supernode_starts(L);
     EXPECT_EQ(sf.super_start, start);
   }
 }

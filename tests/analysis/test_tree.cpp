@@ -141,18 +141,7 @@ TEST(AnalysisSupernodes, FundamentalMatchBruteForce) {
       const auto cc = column_counts(A, parent, postorder(parent));
       const SupernodePartition sp = fundamental_supernodes(parent, cc);
       const DenseSymbolic L(A);
-      // Brute force: j+1 continues j's supernode iff L(:, j) \ {j} == L(:, j+1)
-      // and j is the only child of j+1.
-      std::vector<idx_t> nchild(n, 0);
-      for (idx_t j = 0; j < n; ++j)
-        if (L.parent(j) != -1) ++nchild[L.parent(j)];
-      std::vector<idx_t> start = {0};
-      for (idx_t j = 1; j < n; ++j) {
-        bool same = nchild[j] == 1 && L.col[j - 1][j];
-        for (idx_t i = j + 1; i < n && same; ++i) same = L.col[j - 1][i] == L.col[j][i];
-        if (!same) start.push_back(j);
-      }
-      if (n > 0) start.push_back(n);
+      const std::vector<idx_t> start = testing::fundamental_supernode_starts(L);
       ASSERT_EQ(sp.start, start) << testing::pattern_name(kind) << " n=" << n;
       for (idx_t s = 0; s < sp.nsuper(); ++s) {
         const idx_t p = L.parent(sp.start[s + 1] - 1);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/random_matrices.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -13,16 +15,7 @@
 namespace starfront {
 namespace {
 
-/// Full dense (row-major n x n) symmetric matrix of a lower CSC.
-std::vector<double> to_dense(const CscMatrix& A) {
-  std::vector<double> D(A.n * A.n, 0.0);
-  for (idx_t j = 0; j < A.n; ++j)
-    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
-      D[A.rowind[p] * A.n + j] = A.values[p];
-      D[j * A.n + A.rowind[p]] = A.values[p];
-    }
-  return D;
-}
+using testing::to_dense;  // dense symmetric copy (row- and column-major alike)
 
 struct Triplets {
   std::vector<idx_t> r, c;

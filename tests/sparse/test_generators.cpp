@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/random_matrices.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -29,15 +31,7 @@ std::vector<double> dense_laplacian(idx_t N, idx_t Nz, bool box, double diag) {
   return D;
 }
 
-std::vector<double> to_dense(const CscMatrix& A) {
-  std::vector<double> D(A.n * A.n, 0.0);
-  for (idx_t j = 0; j < A.n; ++j)
-    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
-      D[A.rowind[p] * A.n + j] = A.values[p];
-      D[j * A.n + A.rowind[p]] = A.values[p];
-    }
-  return D;
-}
+using testing::to_dense;  // dense symmetric copy (row- and column-major alike)
 
 /// True when the dense Cholesky of the row-major symmetric D succeeds.
 bool dense_cholesky_ok(std::vector<double> D, idx_t n) {
