@@ -35,11 +35,10 @@ void extend_add(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k
   }
 }
 
-/// Checks the pivots d_jj = L_jj² of the k columns just factorised against the
-/// tolerance; returns the first failing local column or -1.
-idx_t check_pivots(const FrontPlan& P, idx_t s, const double* values, const double* Ls, idx_t m,
+}  // namespace
+
+idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const double* Ls, idx_t m,
                    idx_t k, double pivot_tol, FrontResult& r) {
-  const idx_t first = P.symbolic->super_start[s];
   double min_ratio = std::numeric_limits<double>::infinity();
   for (idx_t j = 0; j < k; ++j) {
     const double l = Ls[j * (m + 1)];
@@ -55,8 +54,6 @@ idx_t check_pivots(const FrontPlan& P, idx_t s, const double* values, const doub
   r.min_pivot_ratio = min_ratio;
   return -1;
 }
-
-}  // namespace
 
 FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls,
                              double* cb, const double* const* child_cb, double pivot_tol) {
@@ -75,7 +72,7 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
     bad = info - 1;
     r.pivot = Ls[bad * (m + 1)];  // LAPACK leaves the failing Schur-complement diagonal here
   } else {
-    bad = check_pivots(P, s, values, Ls, m, k, pivot_tol, r);
+    bad = check_pivots(P, P.symbolic->super_start[s], values, Ls, m, k, pivot_tol, r);
   }
   if (bad >= 0) {
     r.state = FrontResult::State::failed;

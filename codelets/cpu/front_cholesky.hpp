@@ -17,6 +17,13 @@ struct FrontResult {
   double min_pivot_ratio = 0.0;  ///< min over the front's columns of d_jj / |a_jj|
 };
 
+/// Pivot test after a POTRF of k columns stored at L (leading dimension m)
+/// whose first column is pivot `first` (final numbering): d_jj = L_jj² must be
+/// finite and > pivot_tol·|a_jj|. Returns the first failing local column (and
+/// sets r.pivot) or -1 (and sets r.min_pivot_ratio).
+idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const double* L, idx_t m,
+                   idx_t k, double pivot_tol, FrontResult& r);
+
 /// Factorises front s of the plan P in place.
 ///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
 ///   Ls        the m×k factor panel (leading dimension m), overwritten

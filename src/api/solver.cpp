@@ -9,12 +9,15 @@
 
 namespace starfront {
 
-Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts) {
+Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
+                       const GraphOptions& graph_opts) {
   analysed_ = factorized_ = false;
   const auto t0 = std::chrono::steady_clock::now();
   Status st = starfront::analyse(A, opts, sym_);
   if (!st.ok()) return st;
   st = build_front_plan(A, sym_, plan_);
+  if (!st.ok()) return st;
+  st = build_task_graph(plan_, graph_opts, graph_);
   if (!st.ok()) return st;
   colptr_ = A.colptr;
   rowind_ = A.rowind;
@@ -49,8 +52,8 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
     return Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
   Status st = check_pattern(A);
   if (!st.ok()) return st;
-  st = exec == Executor::starpu ? factorize_starpu(plan_, A, opts, factor_, &stats_.factor)
-                                : factorize_sequential(plan_, A, opts, factor_, &stats_.factor);
+  st = exec == Executor::starpu ? factorize_starpu(graph_, A, opts, factor_, &stats_.factor)
+                                : factorize_sequential(graph_, A, opts, factor_, &stats_.factor);
   factorized_ = st.ok();
   return st;
 }

@@ -7,6 +7,7 @@
 
 #include "analysis/symbolic.hpp"
 #include "plan/front_plan.hpp"
+#include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
 
 namespace starfront {
@@ -27,10 +28,12 @@ struct SolverStats {
 /// Not thread-safe: use one Solver per thread.
 class Solver {
  public:
-  /// Symbolic analysis of the lower CSC matrix A and construction of the
-  /// plan. Keeps a copy of A's pattern (to detect a changed pattern later).
-  /// Errors: see analyse() and build_front_plan().
-  Status analyse(const CscMatrix& A, const AnalysisOptions& opts);
+  /// Symbolic analysis of the lower CSC matrix A, construction of the plan
+  /// and compilation of the task graph. Keeps a copy of A's pattern (to
+  /// detect a changed pattern later).
+  /// Errors: see analyse(), build_front_plan() and build_task_graph().
+  Status analyse(const CscMatrix& A, const AnalysisOptions& opts,
+                 const GraphOptions& graph_opts = GraphOptions{});
 
   /// Numeric factorisation of A, whose pattern must be the analysed one
   /// (invalid_argument naming the first differing column otherwise).
@@ -45,6 +48,7 @@ class Solver {
 
   const SymbolicFactor& symbolic() const { return sym_; }
   const FrontPlan& plan() const { return plan_; }
+  const TaskGraph& graph() const { return graph_; }
   const SolverStats& stats() const { return stats_; }
   bool factorized() const { return factorized_; }
   /// Smallest d_jj / |a_jj| over the pivots of the last successful
@@ -56,6 +60,7 @@ class Solver {
 
   SymbolicFactor sym_;
   FrontPlan plan_;
+  TaskGraph graph_;
   NumericFactor factor_;
   std::vector<idx_t> colptr_, rowind_;  // analysed pattern
   bool analysed_ = false, factorized_ = false;

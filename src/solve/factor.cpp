@@ -6,38 +6,22 @@
 
 namespace starfront {
 
-Status front_results_status(const FrontPlan& P, const std::vector<FrontResult>& results,
-                            double pivot_tol, NumericFactor& F) {
-  const FrontResult* worst = nullptr;
-  double min_ratio = std::numeric_limits<double>::infinity();
-  for (idx_t s = 0; s < P.nsuper; ++s) {
-    const FrontResult& r = results[s];
-    if (r.state == FrontResult::State::failed &&
-        (!worst || r.failed_column < worst->failed_column))
-      worst = &r;
-    if (r.state == FrontResult::State::done) min_ratio = std::min(min_ratio, r.min_pivot_ratio);
-  }
-  F.min_pivot_ratio = min_ratio;
-  if (worst) {
-    const idx_t col = P.symbolic->perm[worst->failed_column];
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "matrix is not positive definite: pivot %.6g at column %lld (1-based, original "
-                  "numbering; elimination step %lld of %lld); a pivot must be finite and > %.3g "
-                  "times |a_jj|",
-                  worst->pivot, static_cast<long long>(col + 1),
-                  static_cast<long long>(worst->failed_column + 1), static_cast<long long>(P.n),
-                  pivot_tol);
-    Status st = Status::error(StatusCode::not_positive_definite, buf);
-    st.column = col;
-    st.pivot = worst->pivot;
-    return st;
-  }
-  for (idx_t s = 0; s < P.nsuper; ++s)
-    if (results[s].state != FrontResult::State::done)
-      return Status::error(StatusCode::runtime_error,
-                           "front " + std::to_string(s) + " was not factorised");
-  return Status::success();
+Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
+  F.min_pivot_ratio = ctx.min_pivot_ratio;
+  if (ctx.fail_column < 0) return Status::success();
+  const idx_t col = P.symbolic->perm[ctx.fail_column];
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "matrix is not positive definite: pivot %.6g at column %lld (1-based, original "
+                "numbering; elimination step %lld of %lld); a pivot must be finite and > %.3g "
+                "times |a_jj|",
+                ctx.fail_pivot, static_cast<long long>(col + 1),
+                static_cast<long long>(ctx.fail_column + 1), static_cast<long long>(P.n),
+                ctx.pivot_tol);
+  Status st = Status::error(StatusCode::not_positive_definite, buf);
+  st.column = col;
+  st.pivot = ctx.fail_pivot;
+  return st;
 }
 
 Status check_values(const FrontPlan& P, const CscMatrix& A) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/front_cholesky.hpp"
+#include "cpu/task_kernels.hpp"
 #include "plan/front_plan.hpp"
 
 namespace starfront {
@@ -33,16 +33,16 @@ struct NumericFactor {
 
 /// Statistics of one factorisation.
 struct FactorStats {
-  idx_t tasks = 0;        ///< tasks submitted (one per front in this version)
+  idx_t tasks = 0;        ///< tasks submitted
   double seconds = 0.0;   ///< wall time of the numeric factorisation
   double flops = 0.0;     ///< flops performed (sum of the fronts' counts)
 };
 
-/// Turns the per-front outcomes into a Status: ok when every front is done;
-/// otherwise the failure with the smallest pivot column (final numbering),
-/// reported in the user's original numbering, with the pivot value.
-Status front_results_status(const FrontPlan& P, const std::vector<FrontResult>& results,
-                            double pivot_tol, NumericFactor& F);
+/// Turns the outcome recorded in a factorisation's context into a Status:
+/// ok, or the failure with the smallest pivot column seen (final numbering),
+/// reported in the user's original numbering with the pivot value. Also
+/// stores the smallest pivot ratio in F.
+Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F);
 
 /// Checks that `values` can be factorised with plan P: nnz matches and every
 /// value is finite (invalid_argument naming the first bad entry otherwise).

@@ -86,10 +86,10 @@ TEST(SequentialFactorize, RandomTopologicalOrdersGiveIdenticalFactors) {
   Solver solver;
   ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
   NumericFactor ref;
-  ASSERT_TRUE(factorize_sequential(solver.plan(), A, FactorOptions{}, ref).ok());
+  ASSERT_TRUE(factorize_sequential(solver.graph(), A, FactorOptions{}, ref).ok());
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     NumericFactor F;
-    ASSERT_TRUE(factorize_sequential(solver.plan(), A, FactorOptions{}, F, nullptr, seed).ok());
+    ASSERT_TRUE(factorize_sequential(solver.graph(), A, FactorOptions{}, F, nullptr, seed).ok());
     EXPECT_EQ(F.Lx, ref.Lx) << "order seed " << seed;
   }
 }

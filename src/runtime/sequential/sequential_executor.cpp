@@ -1,76 +1,88 @@
 #include "runtime/sequential/sequential_executor.hpp"
 
 #include <chrono>
+#include <limits>
 #include <random>
 
 #include "cpu/blas.hpp"
+#include "cpu/task_kernels.hpp"
 
 namespace starfront {
 namespace {
 
-/// A random topological order of the assembly tree: repeatedly pick a random
-/// front among those whose children are all done.
-std::vector<idx_t> random_tree_order(const FrontPlan& P, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<idx_t> pending(P.nsuper);
-  std::vector<idx_t> ready, order;
-  for (idx_t s = 0; s < P.nsuper; ++s) {
-    pending[s] = P.child_ptr[s + 1] - P.child_ptr[s];
-    if (pending[s] == 0) ready.push_back(s);
+/// A random topological order of the task dependencies.
+std::vector<idx_t> random_order(const TaskGraph& G, std::uint64_t seed) {
+  const auto preds = task_dependencies(G);
+  const idx_t nt = static_cast<idx_t>(G.tasks.size());
+  std::vector<std::vector<idx_t>> succ(nt);
+  std::vector<idx_t> pending(nt), ready, order;
+  for (idx_t t = 0; t < nt; ++t) {
+    pending[t] = static_cast<idx_t>(preds[t].size());
+    for (idx_t p : preds[t]) succ[p].push_back(t);
+    if (pending[t] == 0) ready.push_back(t);
   }
+  std::mt19937_64 rng(seed);
   while (!ready.empty()) {
     std::uniform_int_distribution<std::size_t> pick(0, ready.size() - 1);
     const std::size_t i = pick(rng);
-    const idx_t s = ready[i];
+    const idx_t t = ready[i];
     ready[i] = ready.back();
     ready.pop_back();
-    order.push_back(s);
-    const idx_t p = P.symbolic->super_parent[s];
-    if (p >= 0 && --pending[p] == 0) ready.push_back(p);
+    order.push_back(t);
+    for (idx_t s : succ[t])
+      if (--pending[s] == 0) ready.push_back(s);
   }
   return order;
 }
 
 }  // namespace
 
-Status factorize_sequential(const FrontPlan& P, const CscMatrix& A, const FactorOptions& opts,
+Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                             NumericFactor& F, FactorStats* stats, std::uint64_t shuffle_seed) {
+  const FrontPlan& P = *G.plan;
   Status st = check_values(P, A);
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   openblas_set_num_threads(1);
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
-  std::vector<std::vector<double>> cb(P.nsuper);
-  std::vector<FrontResult> results(P.nsuper);
-  std::vector<const double*> child_cb;
-  const std::vector<idx_t> order = shuffle_seed ? random_tree_order(P, shuffle_seed) : P.task_order;
-  for (idx_t s : order) {
-    child_cb.clear();
-    bool child_failed = false;
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
-      const idx_t c = P.child_list[q];
-      child_cb.push_back(cb[c].data());
-      child_failed |= results[c].state != FrontResult::State::done;
+  FactorContext ctx;
+  ctx.pivot_tol = opts.pivot_tol;
+  ctx.values = A.values.data();
+
+  std::vector<idx_t> remaining(G.blocks.size(), 0);  // accesses left per block
+  for (const Access& a : G.accesses) ++remaining[a.block];
+  std::vector<std::vector<double>> own(G.blocks.size());
+  std::vector<double*> ptrs;
+  std::vector<idx_t> order;
+  if (shuffle_seed) order = random_order(G, shuffle_seed);
+  const idx_t nt = static_cast<idx_t>(G.tasks.size());
+  for (idx_t n = 0; n < nt; ++n) {
+    const idx_t t = shuffle_seed ? order[n] : n;
+    const Task& task = G.tasks[t];
+    ptrs.clear();
+    for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
+      const Block& b = G.blocks[G.accesses[a].block];
+      if (b.offset >= 0) {
+        ptrs.push_back(F.Lx.data() + b.offset);
+      } else {
+        std::vector<double>& buf = own[G.accesses[a].block];
+        // Poisoned: a kernel that reads what no task wrote produces NaN.
+        if (buf.empty()) buf.assign(b.ld * b.cols, std::numeric_limits<double>::quiet_NaN());
+        ptrs.push_back(buf.data());
+      }
     }
-    if (child_failed) {
-      results[s].state = FrontResult::State::skipped;
-    } else {
-      cb[s].assign(P.cb_size(s), 0.0);
-      results[s] = factor_front_cpu(P, s, A.values.data(), F.Lx.data() + P.l_offset[s],
-                                    cb[s].data(), child_cb.data(), opts.pivot_tol);
-    }
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-      std::vector<double>().swap(cb[P.child_list[q]]);  // the CB is consumed
+    run_task_cpu(G, t, ptrs.data(), ctx);
+    for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
+      if (--remaining[G.accesses[a].block] == 0) std::vector<double>().swap(own[G.accesses[a].block]);
   }
   if (stats) {
-    stats->tasks = P.nsuper;
+    stats->tasks = nt;
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
-    stats->seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  return front_results_status(P, results, opts.pivot_tol, F);
+  return context_status(P, ctx, F);
 }
 
 }  // namespace starfront

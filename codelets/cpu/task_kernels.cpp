@@ -1,0 +1,190 @@
+#include "cpu/task_kernels.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "cpu/blas.hpp"
+
+namespace starfront {
+
+void FactorContext::record(const FrontResult& r) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (r.state == FrontResult::State::failed) {
+    if (fail_column < 0 || r.failed_column < fail_column) {
+      fail_column = r.failed_column;
+      fail_pivot = r.pivot;
+    }
+    failed = true;
+  } else if (r.state == FrontResult::State::done) {
+    min_pivot_ratio = std::min(min_pivot_ratio, r.min_pivot_ratio);
+  }
+}
+
+namespace {
+
+int to_int(idx_t x) { return static_cast<int>(x); }
+
+const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
+  return G.blocks[G.accesses[t.acc_begin + a].block];
+}
+
+/// A sequential multifrontal pass over the fronts [first, root] (children
+/// before parents); internal CBs live in this task's own workspace.
+void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const idx_t first = t.first_front, root = t.front;
+  double* base = ptrs[0] - P.l_offset[first];  // so that base + l_offset[s] is L_s
+  std::vector<std::vector<double>> cb(root - first + 1);
+  std::vector<const double*> child_cb;
+  for (idx_t s = first; s <= root; ++s) {
+    child_cb.clear();
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+      child_cb.push_back(cb[P.child_list[q] - first].data());
+    double* mycb = nullptr;
+    if (s == root) {
+      mycb = P.cb_order(s) > 0 ? ptrs[1] : nullptr;
+    } else {
+      cb[s - first].resize(P.cb_size(s));
+      mycb = cb[s - first].data();
+    }
+    const FrontResult r =
+        factor_front_cpu(P, s, ctx.values, base + P.l_offset[s], mycb, child_cb.data(), ctx.pivot_tol);
+    ctx.record(r);
+    if (r.state != FrontResult::State::done) return;
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+      std::vector<double>().swap(cb[P.child_list[q] - first]);
+  }
+}
+
+/// One front: buffers panel, [CB], children's CBs.
+void front(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const idx_t s = t.front;
+  idx_t a = 1;
+  double* cb = P.cb_order(s) > 0 ? ptrs[a++] : nullptr;
+  std::vector<const double*> child_cb(ptrs + a, ptrs + (t.acc_end - t.acc_begin));
+  ctx.record(factor_front_cpu(P, s, ctx.values, ptrs[0], cb, child_cb.data(), ctx.pivot_tol));
+}
+
+/// Tile index of front position pos in tiled front s.
+idx_t tile_of(const TaskGraph& G, idx_t s, idx_t pos) {
+  const idx_t* b = &G.bounds[G.bounds_ptr[s]];
+  return static_cast<idx_t>(std::upper_bound(b, b + G.ntiles(s) + 1, pos) - b) - 1;
+}
+
+/// Zeroes tiles (I, J), I >= J, and adds A's entries of block column J.
+void assemble(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const idx_t s = t.front, J = t.j, m = P.front_order(s);
+  for (idx_t a = 0; a < t.acc_end - t.acc_begin; ++a) {
+    const Block& b = block_of(G, t, a);
+    for (idx_t c = 0; c < b.cols; ++c) std::fill(ptrs[a] + c * b.ld, ptrs[a] + c * b.ld + b.rows, 0.0);
+  }
+  const idx_t c0 = G.bound(s, J), c1 = G.bound(s, J + 1);
+  for (idx_t q = P.a_ptr[s]; q < P.a_ptr[s + 1]; ++q) {
+    const idx_t pos = P.a_dst[q] % m, col = P.a_dst[q] / m;
+    if (col < c0 || col >= c1) continue;
+    const idx_t I = tile_of(G, s, pos);
+    const Block& b = block_of(G, t, I - J);
+    ptrs[I - J][(pos - b.row0) + (col - c0) * b.ld] += ctx.values[P.a_src[q]];
+  }
+}
+
+/// Adds the part of child c's CB that falls in block column J of tiled front s.
+void extend_add(const TaskGraph& G, const Task& t, double* const* ptrs) {
+  const FrontPlan& P = *G.plan;
+  const idx_t s = t.front, c = t.child, J = t.j;
+  const idx_t kc = P.ncols(c);
+  const idx_t* rel = &P.rel[P.rel_ptr[c]];
+  const idx_t ncb = G.cb_ptr[c + 1] - G.cb_ptr[c];
+  std::vector<double*> dst(G.ntiles(s), nullptr);
+  std::vector<idx_t> ld(G.ntiles(s), 0);
+  for (idx_t a = ncb; a < t.acc_end - t.acc_begin; ++a) {
+    const Block& b = block_of(G, t, a);
+    const idx_t I = tile_of(G, s, b.row0);
+    dst[I] = ptrs[a];
+    ld[I] = b.ld;
+  }
+  const idx_t c0 = G.bound(s, J), c1 = G.bound(s, J + 1);
+  for (idx_t a = 0; a < ncb; ++a) {
+    const Block& b = block_of(G, t, a);
+    // A child CB block covers CB indices [row0-kc, ...) x [col0-kc, ...): a
+    // whole CB has row0 = col0 = 0 in CB numbering; a tile carries front offsets.
+    const idx_t r0 = b.kind == BlockKind::cb ? 0 : b.row0 - kc;
+    const idx_t q0 = b.kind == BlockKind::cb ? 0 : b.col0 - kc;
+    for (idx_t jj = 0; jj < b.cols; ++jj) {
+      const idx_t pj = rel[q0 + jj];
+      if (pj < c0 || pj >= c1) continue;
+      const double* src = ptrs[a] + jj * b.ld;
+      for (idx_t ii = b.lower ? jj : 0; ii < b.rows; ++ii) {
+        const idx_t pi = rel[r0 + ii];
+        const idx_t I = tile_of(G, s, pi);
+        dst[I][(pi - G.bound(s, I)) + (pj - c0) * ld[I]] += src[ii];
+      }
+    }
+  }
+}
+
+void potrf(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const Block& b = block_of(G, t, 0);
+  const idx_t first = P.symbolic->super_start[t.front] + b.col0;
+  FrontResult r;
+  const lapack_int info =
+      LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', to_int(b.rows), ptrs[0], to_int(b.ld));
+  idx_t bad = -1;
+  if (info > 0) {
+    bad = info - 1;
+    r.pivot = ptrs[0][bad * (b.ld + 1)];
+  } else {
+    bad = check_pivots(P, first, ctx.values, ptrs[0], b.ld, b.rows, ctx.pivot_tol, r);
+  }
+  if (bad >= 0) {
+    r.state = FrontResult::State::failed;
+    r.failed_column = first + bad;
+  } else {
+    r.state = FrontResult::State::done;
+  }
+  ctx.record(r);
+}
+
+void trsm(const TaskGraph& G, const Task& t, double* const* ptrs) {
+  const Block& d = block_of(G, t, 0);
+  const Block& x = block_of(G, t, 1);
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, to_int(x.rows),
+              to_int(x.cols), 1.0, ptrs[0], to_int(d.ld), ptrs[1], to_int(x.ld));
+}
+
+void syrk(const TaskGraph& G, const Task& t, double* const* ptrs) {
+  const Block& a = block_of(G, t, 0);
+  const Block& c = block_of(G, t, 1);
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, to_int(c.rows), to_int(a.cols), -1.0, ptrs[0],
+              to_int(a.ld), 1.0, ptrs[1], to_int(c.ld));
+}
+
+void gemm(const TaskGraph& G, const Task& t, double* const* ptrs) {
+  const Block& a = block_of(G, t, 0);
+  const Block& b = block_of(G, t, 1);
+  const Block& c = block_of(G, t, 2);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, to_int(c.rows), to_int(c.cols), to_int(a.cols),
+              -1.0, ptrs[0], to_int(a.ld), ptrs[1], to_int(b.ld), 1.0, ptrs[2], to_int(c.ld));
+}
+
+}  // namespace
+
+void run_task_cpu(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx) {
+  if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  const Task& t = G.tasks[ti];
+  switch (t.kind) {
+    case TaskKind::subtree: subtree(G, t, ptrs, ctx); break;
+    case TaskKind::front: front(G, t, ptrs, ctx); break;
+    case TaskKind::assemble: assemble(G, t, ptrs, ctx); break;
+    case TaskKind::extend_add: extend_add(G, t, ptrs); break;
+    case TaskKind::potrf: potrf(G, t, ptrs, ctx); break;
+    case TaskKind::trsm: trsm(G, t, ptrs); break;
+    case TaskKind::syrk: syrk(G, t, ptrs); break;
+    case TaskKind::gemm: gemm(G, t, ptrs); break;
+  }
+}
+
+}  // namespace starfront

@@ -1,0 +1,37 @@
+// CPU kernels of every task kind of the task graph (plan/task_graph.hpp):
+// fused subtree, front, tile assembly, extend-add into tiles, and the tile
+// POTRF / TRSM / SYRK / GEMM. Both executors (sequential and StarPU) call
+// run_task_cpu; it never touches a runtime.
+#pragma once
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+#include "cpu/front_cholesky.hpp"
+#include "plan/task_graph.hpp"
+
+namespace starfront {
+
+/// Shared state of one factorisation: numerical options in, first failure
+/// and pivot statistics out. Thread-safe. Once a failure is recorded, later
+/// tasks skip their work (the factor is unusable anyway).
+struct FactorContext {
+  double pivot_tol = 0.0;
+  const double* values = nullptr;  ///< A's values (the caller's lower CSC order)
+
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  idx_t fail_column = -1;  ///< smallest failing pivot column seen (final numbering)
+  double fail_pivot = 0.0;
+  double min_pivot_ratio = std::numeric_limits<double>::infinity();
+
+  /// Records a front's or tile's outcome.
+  void record(const FrontResult& r);
+};
+
+/// Runs task `t` of graph G. ptrs[a] is the data of the task's a-th access
+/// (G.accesses[G.tasks[t].acc_begin + a]), laid out as its Block says.
+void run_task_cpu(const TaskGraph& G, idx_t t, double* const* ptrs, FactorContext& ctx);
+
+}  // namespace starfront

@@ -1,0 +1,162 @@
+// The task graph of a multifrontal Cholesky factorisation, independent of any
+// runtime: tasks (kind, front or tile, flops, priority) and their accesses to
+// blocks (front panels, tiles, contribution blocks) with modes R, W, RW and
+// RW|COMMUTE, listed in submission order. The StarPU executor and the
+// sequential executor only walk it.
+//
+// Granularity (DESIGN.md, "Granularity"):
+//  - fused subtrees: a subtree of the assembly tree whose work is small
+//    becomes ONE task running a sequential multifrontal pass over it (its
+//    internal contribution blocks stay inside the task) and emitting only the
+//    root's contribution block; the partition follows Geist & Ng (below);
+//  - medium fronts: one task per front (assemble, extend-add, POTRF/TRSM/SYRK);
+//  - large fronts (order > tile_threshold, or with a tiled child): 2D tiles of
+//    order tile_size; an `assemble` task per block column (zero + entries of
+//    A), `extend_add` tasks per child and parent block column with
+//    RW|COMMUTE on the parent's tiles (children add in any order, one at a
+//    time per tile), then right-looking tiled POTRF/TRSM/SYRK/GEMM over the
+//    fully-summed tile columns, updating the contribution-block tiles.
+//
+// Subtree partition: A. Geist and E. Ng, "Task scheduling for parallel sparse
+// Cholesky factorization", Int. J. Parallel Programming 18(4), 1989, as used
+// for qr_mumps's and MUMPS's subtree layers: start from the roots; while the
+// heaviest subtree of the current layer weighs more than total/(subtree_ratio
+// · workers), replace it by its children (its root becomes an ordinary front
+// task). Every subtree left in the layer is one task. Tiled fronts are never
+// inside a subtree.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "plan/front_plan.hpp"
+
+namespace starfront {
+
+/// Options of the task-graph compiler (defaults chosen by measurement: bench/README.md).
+struct GraphOptions {
+  int workers = 0;             ///< workers the partition should keep busy (0: hardware threads)
+  double subtree_ratio = 4.0;  ///< layer subtrees weigh at most total/(ratio·workers)
+  bool fuse_subtrees = true;   ///< false: one task per front (the reference graph)
+  idx_t tile_threshold = 512;  ///< fronts of larger order are tiled
+  idx_t tile_size = 256;       ///< order of the tiles
+  bool tile = true;            ///< false: never tile
+};
+
+enum class TaskKind : std::uint8_t { subtree, front, assemble, extend_add, potrf, trsm, syrk, gemm };
+constexpr int kTaskKinds = 8;
+/// Lower-case name of a task kind ("subtree", "front", ...).
+const char* task_kind_name(TaskKind k);
+
+enum class AccessMode : std::uint8_t { R, W, RW, RW_COMMUTE };
+const char* access_mode_name(AccessMode m);
+
+enum class BlockKind : std::uint8_t {
+  panel,    ///< factor panels of a range of fronts in Lx (contiguous), or of one front
+  tile,     ///< one tile of a tiled front: in Lx (panel part) or its own buffer (CB part)
+  cb,       ///< the whole contribution block of a non-tiled front (own buffer)
+};
+
+/// A piece of data a task accesses. Dense column-major, `rows`×`cols` with
+/// leading dimension `ld`; `offset` >= 0: it lives in Lx at that offset,
+/// otherwise it is a buffer of its own (allocated by the executor).
+struct Block {
+  BlockKind kind;
+  idx_t front;    ///< the front it belongs to (panel: the last front of the range)
+  idx_t row0 = 0, col0 = 0;  ///< tile: first row and column inside the front
+  idx_t rows = 0, cols = 0, ld = 0;
+  idx_t offset = -1;
+  bool lower = false;  ///< only the lower triangle is meaningful (diagonal tiles, CBs)
+  idx_t bytes() const { return rows * cols * static_cast<idx_t>(sizeof(double)); }
+};
+
+struct Access {
+  idx_t block;
+  AccessMode mode;
+};
+
+/// One task. For tile kernels, (i, j, k) are tile indices inside `front`
+/// (potrf: k; trsm: i, k; syrk: j, k; gemm: i, j, k); assemble: j; extend_add:
+/// `child` and parent block column j; subtree: fronts [first_front, front].
+struct Task {
+  TaskKind kind;
+  idx_t front;
+  idx_t first_front = -1;
+  idx_t child = -1;
+  int i = 0, j = 0, k = 0;
+  double flops = 0.0;
+  int priority = 0;          ///< bottom level, scaled to 0..1000 (higher runs first)
+  idx_t acc_begin = 0, acc_end = 0;  ///< accesses[acc_begin, acc_end)
+};
+
+/// How one front is executed.
+enum class FrontMode : std::uint8_t { in_subtree, single, tiled };
+
+/// The compiled task graph (tasks in submission order).
+struct TaskGraph {
+  const FrontPlan* plan = nullptr;  ///< not owned
+  std::vector<Task> tasks;
+  std::vector<Access> accesses;
+  std::vector<Block> blocks;
+
+  std::vector<FrontMode> mode;        ///< per front
+  std::vector<idx_t> subtree_first;   ///< per front in a subtree: first front of its subtree, else -1
+  /// Tiled fronts: tile boundaries inside the front (rows and columns alike):
+  /// bounds[bounds_ptr[s] .. bounds_ptr[s+1]) starts at 0 and ends at m,
+  /// and contains ncols(s) (panel tiles end exactly at the fully-summed columns).
+  std::vector<idx_t> bounds_ptr, bounds;
+  std::vector<idx_t> npanel_tiles;    ///< per front: tile columns in the panel (0 if not tiled)
+  std::vector<idx_t> tile_ptr;        ///< per front: first block id of its lower tile grid
+  /// Contribution blocks of each front: cb_blocks[cb_ptr[s] .. cb_ptr[s+1])
+  /// (one `cb` block, the CB tiles of a tiled front, or none for a root).
+  std::vector<idx_t> cb_ptr, cb_blocks;
+
+  idx_t ntiles(idx_t s) const { return bounds_ptr[s + 1] - bounds_ptr[s] - 1; }
+  /// Block id of tile (I, J), I >= J, of tiled front s.
+  idx_t tile(idx_t s, idx_t I, idx_t J) const { return tile_ptr[s] + I * (I + 1) / 2 + J; }
+  idx_t bound(idx_t s, idx_t t) const { return bounds[bounds_ptr[s] + t]; }
+};
+
+/// Compiles the task graph of plan P. Errors: invalid_argument for
+/// non-positive tile sizes or worker counts.
+Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph& out);
+
+/// Summary figures of a graph.
+struct GraphStats {
+  idx_t tasks = 0;
+  idx_t by_kind[kTaskKinds] = {};
+  double total_flops = 0.0;
+  double critical_path_flops = 0.0;   ///< heaviest dependency path, flops
+  double critical_path_seconds = 0.0; ///< same path, estimated seconds (estimate_seconds)
+  double total_seconds = 0.0;         ///< all tasks, estimated seconds on one core
+  idx_t fronts = 0, fronts_in_subtrees = 0, tiled_fronts = 0;
+};
+
+/// Estimated seconds of a task on one CPU core: 5 µs of overhead plus flops
+/// at a per-kind rate (2 GFLOP/s for subtree/front/assembly work, 8 for
+/// BLAS-3 tile kernels; conservative single-core OpenBLAS rates measured here).
+double estimate_seconds(const Task& t);
+
+/// Dependencies of the graph implied by its accesses in submission order:
+/// read-after-write, write-after-read, write-after-write; RW|COMMUTE accesses
+/// to one block are not ordered among themselves but after the previous
+/// writer and before the next non-commuting access. preds[t] lists the
+/// predecessors of task t (sorted, unique).
+std::vector<std::vector<idx_t>> task_dependencies(const TaskGraph& G);
+
+GraphStats graph_stats(const TaskGraph& G);
+
+/// Graphviz DOT of the graph (one node per task, labelled with its readable
+/// name; one edge per dependency).
+void write_dot(const TaskGraph& G, std::ostream& os);
+/// JSON of the graph: {"tasks":[{"id","kind","name","front","first_front","child","i","j","k",
+/// "flops","priority","accesses":[[block,"R"],...]}...],"blocks":[{"id","kind","front","row0",
+/// "col0","rows","cols","ld","offset","lower"}...],"stats":{...}}.
+std::string graph_json(const TaskGraph& G);
+/// Readable task name: "subtree s12 (412 fronts)", "front f88 (40x12)",
+/// "potrf f1234 (2,2)", "extend_add f88->f90 (col 1)", ...
+std::string task_name(const TaskGraph& G, const Task& t);
+
+}  // namespace starfront

@@ -1,0 +1,54 @@
+#include "runtime/starpu/task_codelets.hpp"
+
+#include <array>
+#include <vector>
+
+namespace starfront {
+namespace {
+
+void graph_task_cpu(void* buffers[], void* cl_arg) {
+  const auto* a = static_cast<const GraphTaskArgs*>(cl_arg);
+  const Task& t = a->graph->tasks[a->task];
+  const idx_t n = t.acc_end - t.acc_begin;
+  std::vector<double*> ptrs(n);
+  for (idx_t i = 0; i < n; ++i) ptrs[i] = reinterpret_cast<double*>(STARPU_MATRIX_GET_PTR(buffers[i]));
+  run_task_cpu(*a->graph, a->task, ptrs.data(), *a->ctx);
+}
+
+/// Cost model (microseconds on one CPU core) from the task's flop count:
+/// the same estimate as the plan's critical path (estimate_seconds).
+double graph_task_cost(struct starpu_task* task, unsigned /*nimpl*/) {
+  const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
+  return 1e6 * estimate_seconds(a->graph->tasks[a->task]);
+}
+
+struct Codelets {
+  std::array<struct starpu_perfmodel, kTaskKinds> models{};
+  std::array<struct starpu_codelet, kTaskKinds> codelets{};
+  std::array<std::string, kTaskKinds> symbols;
+  Codelets() {
+    for (int k = 0; k < kTaskKinds; ++k) {
+      const char* name = task_kind_name(static_cast<TaskKind>(k));
+      symbols[k] = std::string("starfront_") + name;
+      models[k].type = STARPU_COMMON;
+      models[k].cost_function = graph_task_cost;
+      models[k].symbol = symbols[k].c_str();
+      struct starpu_codelet& cl = codelets[k];
+      cl.where = STARPU_CPU;
+      cl.cpu_funcs[0] = graph_task_cpu;
+      cl.cpu_funcs_name[0] = "graph_task_cpu";
+      cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
+      cl.model = &models[k];
+      cl.name = name;
+    }
+  }
+};
+
+}  // namespace
+
+struct starpu_codelet* task_codelet(TaskKind k) {
+  static Codelets all;
+  return &all.codelets[static_cast<int>(k)];
+}
+
+}  // namespace starfront
