@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/symbolic.hpp"
 #include "api/solver.hpp"
 #include "runtime/starpu/runtime.hpp"
 
@@ -50,6 +51,7 @@ using starfront::StatusCode;
 struct starfront_runtime {
   std::unique_ptr<starfront::StarpuRuntime> owned;       // null when attached
   std::unique_ptr<starfront::WorkersActive> keep_awake;  // attached: never pause the app's StarPU
+  bool app_paused = false;  // attached: was the application's StarPU paused at attach time
   std::atomic<int64_t> factors{0};                       // live factors bound to this runtime
   int ncpu = 0, ncuda = 0;
 };
@@ -427,8 +429,8 @@ starfront_memory memory_estimate(const starfront_factor& F) {
 }
 
 /// 32-bit indices: refuse a factor whose entry count does not fit them.
-starfront_status check_int32_sizes(const char* fn, const starfront_factor& F) {
-  const starfront::SymbolicFactor& S = F.solver.symbolic();
+starfront_status check_int32_sizes(const char* fn, const starfront_factor& F,
+                                   const starfront::SymbolicFactor& S, double factor_doubles) {
   if (F.desc.itype != STARFRONT_INT32 || S.nnz_l <= std::numeric_limits<int32_t>::max())
     return STARFRONT_OK;
   char buf[400];
@@ -436,8 +438,34 @@ starfront_status check_int32_sizes(const char* fn, const starfront_factor& F) {
                 "%s: 32-bit indices are too small for this factor: predicted nnz(L) = %lld "
                 "(> 2^31-1 = %d), %.4g flops, factor %.4g GB; analyse with STARFRONT_INT64 indices",
                 fn, static_cast<long long>(S.nnz_l), std::numeric_limits<int32_t>::max(), S.flops,
-                8.0 * static_cast<double>(F.solver.plan().factor_size()) / 1e9);
+                8.0 * factor_doubles / 1e9);
   return fail(STARFRONT_INDEX_OVERFLOW, buf);
+}
+
+/// Bytes of the dense front panels of S (what FrontPlan::factor_size counts).
+double panel_doubles(const starfront::SymbolicFactor& S) {
+  double total = 0;
+  for (idx_t s = 0; s < S.nsuper; ++s)
+    total += static_cast<double>(S.front_order(s)) * static_cast<double>(S.ncols(s));
+  return total;
+}
+
+/// With 32-bit indices and n(n+1)/2 > INT32_MAX the factor may not fit: the
+/// symbolic analysis runs first (without the plan and task graph, which would
+/// be as large as the factor), and its final order becomes the user ordering
+/// of the Solver's analysis, so that the ordering is computed once.
+starfront_status precheck_int32(const char* fn, const starfront_factor& F,
+                                starfront::AnalysisOptions& ao) {
+  const double n = static_cast<double>(F.desc.n);
+  if (F.desc.itype != STARFRONT_INT32 || n * (n + 1) / 2 <= std::numeric_limits<int32_t>::max())
+    return STARFRONT_OK;
+  starfront::SymbolicFactor S;
+  if (const Status st = starfront::analyse(F.A, ao, S); !st.ok()) return fail(fn, st, F.desc.base);
+  if (const starfront_status s = check_int32_sizes(fn, F, S, panel_doubles(S)); s != STARFRONT_OK)
+    return s;
+  ao.ordering = starfront::OrderingMethod::user;
+  ao.user_perm = S.perm;
+  return STARFRONT_OK;
 }
 
 // ---------------------------------------------------- factorisation
@@ -556,6 +584,7 @@ starfront_status starfront_runtime_attach(starfront_runtime** rt) {
                   std::string(fn) + ": StarPU is not initialised (call starpu_init first, or use "
                                     "starfront_runtime_init)");
     auto h = std::make_unique<starfront_runtime>();
+    h->app_paused = starpu_is_paused();
     h->keep_awake = std::make_unique<starfront::WorkersActive>();
     h->ncpu = static_cast<int>(starpu_cpu_worker_get_count());
     h->ncuda = static_cast<int>(starpu_cuda_worker_get_count());
@@ -584,8 +613,13 @@ starfront_status starfront_runtime_free(starfront_runtime* rt) {
       return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": " + str(alive) +
                                                   " factor(s) bound to this runtime are still "
                                                   "alive: free them first");
+    const bool attached = !rt->owned;
+    const bool app_paused = rt->app_paused;
     delete rt;  // shuts StarPU down unless attached
     g_runtime = nullptr;
+    // Releasing the last WorkersActive pauses StarPU: give the application
+    // its StarPU back in the state it had at attach time.
+    if (attached && !app_paused && starpu_is_paused()) starpu_resume();
     return STARFRONT_OK;
   });
 }
@@ -632,8 +666,12 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
       return s;
     if (const starfront_status s = build_private(fn, *h); s != STARFRONT_OK) return s;
     h->desc.ptr = h->desc.ind = nullptr;  // never kept
+    if (const starfront_status s = precheck_int32(fn, *h, ao); s != STARFRONT_OK) return s;
     if (const Status st = h->solver.analyse(h->A, ao); !st.ok()) return fail(fn, st, h->desc.base);
-    if (const starfront_status s = check_int32_sizes(fn, *h); s != STARFRONT_OK) return s;
+    if (const starfront_status s = check_int32_sizes(fn, *h, h->solver.symbolic(),
+                                                     static_cast<double>(h->solver.plan().factor_size()));
+        s != STARFRONT_OK)
+      return s;
     h->memory = memory_estimate(*h);
     h->t_analyse = seconds_since(t0);
     h->rt = rt;

@@ -1,0 +1,328 @@
+/* starfront: sparse symmetric positive definite direct solver (multifrontal
+ * Cholesky on StarPU). The C API (C99; usable from C++, no C++ types).
+ *
+ * Phases
+ *   1. starfront_runtime_init (or starfront_runtime_attach): once per process.
+ *   2. starfront_analyse: ordering + symbolic analysis of a sparsity pattern;
+ *      returns a starfront_factor handle.
+ *   3. starfront_factorize (values with the same pattern, checked) or
+ *      starfront_refactorize (new values only): numeric factorisation
+ *      A = Pᵀ L Lᵀ P. Repeat as often as wanted on the same pattern: nothing
+ *      from the analysis is recomputed and no factor storage is reallocated.
+ *   4. starfront_solve: one or many right-hand sides.
+ *   5. starfront_get_stats / starfront_memory_estimate / starfront_inertia.
+ *   6. starfront_factor_free, then starfront_runtime_free.
+ *
+ * Conventions
+ *   - Every function except the error queries returns a starfront_status;
+ *     STARFRONT_OK (0) is success. On failure, starfront_last_error() (a
+ *     thread-local message) says what went wrong and starfront_last_error_info()
+ *     also gives the failing column and pivot of a not-positive-definite
+ *     matrix. Every status-returning call clears the calling thread's last
+ *     error first, so it always describes the most recent call on the thread.
+ *   - No function aborts, prints or throws: bad arguments (NULL pointers,
+ *     negative sizes, out-of-range indices, ...) are refused with
+ *     STARFRONT_INVALID_ARGUMENT and a message naming the argument and, for an
+ *     array, the position at fault.
+ *   - Caller arrays are read only, except the right-hand-side array of
+ *     starfront_solve (overwritten with the solution) and the output structs
+ *     and handle pointers. The library keeps no pointer to a caller array
+ *     after a call returns.
+ *   - Counts that can exceed 2^31 (nnz(L), sizes in bytes) are int64_t;
+ *     flop counts are double (exact up to 2^53). Times are seconds (double),
+ *     wall clock.
+ *   - Only this header and starfront.hpp are public; no StarPU type appears.
+ *
+ * Thread safety
+ *   - One runtime per process (StarPU can be initialised once at a time):
+ *     starfront_runtime_init / _attach / _free must not race with each other
+ *     (they are internally serialised, and a second runtime is refused).
+ *   - Different starfront_factor objects may be analysed, factorised and
+ *     solved concurrently from different threads, on the same runtime: each
+ *     factorisation submits its own StarPU tasks from the calling thread and
+ *     waits only for them. Calls on the *same* starfront_factor are
+ *     serialised internally by a per-factor lock (safe, but not concurrent).
+ *   - starfront_factor_free must not race with another call on that factor,
+ *     nor starfront_runtime_free with a call that uses the runtime (it is
+ *     refused while a factor bound to the runtime is alive).
+ *   - starfront_last_error* are per thread.
+ *
+ * Scope of this version: Cholesky only (symmetric positive definite). LDLᵀ
+ * for indefinite matrices is a later step; starfront_inertia is defined now
+ * so that callers are ready for it.
+ */
+#ifndef STARFRONT_H
+#define STARFRONT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STARFRONT_VERSION_MAJOR 0
+#define STARFRONT_VERSION_MINOR 1
+#define STARFRONT_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ status */
+
+/** Result of every call. Values 0..9 mirror the library's internal codes. */
+typedef enum starfront_status {
+  STARFRONT_OK = 0,
+  STARFRONT_INVALID_ARGUMENT = 1,      /**< an argument is NULL, out of range or inconsistent */
+  STARFRONT_IO_ERROR = 2,              /**< (not returned by this API; reserved) */
+  STARFRONT_PARSE_ERROR = 3,           /**< (not returned by this API; reserved) */
+  STARFRONT_UNSUPPORTED = 4,           /**< valid input of a kind not handled (e.g. too large for Scotch) */
+  STARFRONT_NOT_SYMMETRIC = 5,         /**< STARFRONT_FULL input that is not symmetric (message names a pair) */
+  STARFRONT_NOT_POSITIVE_DEFINITE = 6, /**< a pivot <= pivot_tol·|a_jj| or not finite (column in the error info) */
+  STARFRONT_ORDERING_ERROR = 7,        /**< Scotch failed */
+  STARFRONT_RUNTIME_ERROR = 8,         /**< StarPU failed, or is not (or already) started */
+  STARFRONT_OUT_OF_MEMORY = 9,         /**< an allocation failed */
+  STARFRONT_INDEX_OVERFLOW = 10        /**< 32-bit indices too small for the factor (message: predicted sizes) */
+} starfront_status;
+
+/** Short stable name of a status ("ok", "invalid_argument", ...); never NULL. */
+const char* starfront_status_name(starfront_status status);
+
+/** Message of the last failed call on this thread ("" when the last call
+ *  succeeded). The string stays valid until the next starfront call on this
+ *  thread. Never NULL. */
+const char* starfront_last_error(void);
+
+/** Details of the last failed call on this thread. */
+typedef struct starfront_error_info {
+  starfront_status status; /**< STARFRONT_OK when the last call succeeded */
+  int64_t column;  /**< failing column of a not-positive-definite matrix, in the
+                        caller's numbering and index base, or -1 */
+  double pivot;    /**< the offending pivot value when column >= 0 */
+  const char* message; /**< same as starfront_last_error() */
+} starfront_error_info;
+
+/** Fills *info (if not NULL) and returns info->status. Does not clear the error. */
+starfront_status starfront_last_error_info(starfront_error_info* info);
+
+/* ----------------------------------------------------------------- runtime */
+
+typedef struct starfront_runtime starfront_runtime;
+
+typedef struct starfront_runtime_options {
+  int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU */
+  int ncuda;             /**< CUDA workers (GPUs); default 0 (GPU kernels are a later step) */
+  const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
+} starfront_runtime_options;
+
+/** Sets the defaults above. Returns STARFRONT_INVALID_ARGUMENT when opts is NULL. */
+starfront_status starfront_runtime_options_init(starfront_runtime_options* opts);
+
+/** Starts StarPU with `opts` (NULL: defaults) and returns the runtime in *rt.
+ *  StarPU's workers sleep (paused) while no factorisation runs.
+ *  Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless already in the
+ *  environment, installs no signal handler, and sets OpenBLAS to one thread
+ *  (parallelism comes from the tasks).
+ *  Errors: INVALID_ARGUMENT (rt NULL), RUNTIME_ERROR (a starfront runtime is
+ *  already alive; StarPU already initialised by the application: use
+ *  starfront_runtime_attach; unknown scheduler: the message lists the known
+ *  ones; ncpu < -1, ncuda < 0, no worker; starpu_init failed; fewer GPUs
+ *  than requested). *rt is NULL on failure. */
+starfront_status starfront_runtime_init(const starfront_runtime_options* opts,
+                                        starfront_runtime** rt);
+
+/** Uses a StarPU that the application already started with starpu_init.
+ *  starfront never pauses, reconfigures nor shuts down that StarPU
+ *  (starfront_runtime_free only releases the handle); the application keeps
+ *  it running until every starfront_factor bound to it is freed, and should
+ *  configure its BLAS to one thread per worker itself.
+ *  Errors: INVALID_ARGUMENT (rt NULL), RUNTIME_ERROR (StarPU not initialised;
+ *  a starfront runtime is already alive). */
+starfront_status starfront_runtime_attach(starfront_runtime** rt);
+
+/** Worker counts of the running StarPU (either pointer may be NULL).
+ *  Errors: INVALID_ARGUMENT (rt NULL). */
+starfront_status starfront_runtime_workers(const starfront_runtime* rt, int* ncpu, int* ncuda);
+
+/** Shuts StarPU down (not when attached) and frees rt. NULL is a no-op.
+ *  Errors: INVALID_ARGUMENT when factors bound to rt are still alive (rt is
+ *  then left untouched: free them first). */
+starfront_status starfront_runtime_free(starfront_runtime* rt);
+
+/* ------------------------------------------------------------------ matrix */
+
+/** Which part of the symmetric matrix the arrays hold. */
+typedef enum starfront_triangle {
+  STARFRONT_LOWER = 0, /**< entries (i, j) with i >= j only */
+  STARFRONT_UPPER = 1, /**< entries (i, j) with i <= j only */
+  STARFRONT_FULL = 2   /**< both triangles; must be symmetric (exactly: same pattern and values,
+                            checked at every factorisation); one triangle is used */
+} starfront_triangle;
+
+typedef enum starfront_format {
+  STARFRONT_CSC = 0, /**< ptr indexes columns, ind holds row indices */
+  STARFRONT_CSR = 1  /**< ptr indexes rows, ind holds column indices */
+} starfront_format;
+
+typedef enum starfront_index_type {
+  STARFRONT_INT64 = 0, /**< ptr, ind (and user_perm) are int64_t arrays */
+  STARFRONT_INT32 = 1  /**< ptr, ind (and user_perm) are int32_t arrays */
+} starfront_index_type;
+
+/** A sparse symmetric n×n matrix in the caller's arrays (read only).
+ *  Let nnz = ptr[n] - base. ptr has n+1 entries, ptr[0] = base, non-decreasing;
+ *  ind and values have nnz entries; every ind[p] lies in [base, n-1+base].
+ *  Entries within a column (row) may be unsorted; duplicates are summed.
+ *  Explicit zeros are part of the pattern. The diagonal need not be stored
+ *  (a missing diagonal entry is zero). */
+typedef struct starfront_matrix {
+  int64_t n;                        /**< order, >= 0 (<= INT32_MAX with STARFRONT_INT32) */
+  starfront_format format;          /**< default STARFRONT_CSC */
+  starfront_triangle triangle;      /**< default STARFRONT_LOWER */
+  starfront_index_type index_type;  /**< default STARFRONT_INT64 */
+  int base;                         /**< index base, 0 (default) or 1, of ptr, ind and user_perm */
+  const void* ptr;                  /**< n+1 pointers */
+  const void* ind;                  /**< nnz indices */
+  const double* values;             /**< nnz values; may be NULL for starfront_analyse */
+} starfront_matrix;
+
+/** Sets the defaults above (n = 0, all pointers NULL). */
+starfront_status starfront_matrix_init(starfront_matrix* A);
+
+/* ---------------------------------------------------------------- analysis */
+
+typedef struct starfront_factor starfront_factor;
+
+typedef enum starfront_ordering {
+  STARFRONT_ORDERING_AUTO = 0,       /**< best (fewest flops) of Scotch ND and Scotch AMD */
+  STARFRONT_ORDERING_SCOTCH_ND = 1,  /**< Scotch nested dissection */
+  STARFRONT_ORDERING_SCOTCH_AMD = 2, /**< Scotch halo approximate minimum degree */
+  STARFRONT_ORDERING_NATURAL = 3,    /**< the given order (then the assembly-tree postorder) */
+  STARFRONT_ORDERING_USER = 4        /**< user_perm (then the assembly-tree postorder) */
+} starfront_ordering;
+
+typedef struct starfront_analysis_options {
+  starfront_ordering ordering; /**< default STARFRONT_ORDERING_AUTO */
+  /** With STARFRONT_ORDERING_USER: n entries, the matrix's index type and
+   *  base; user_perm[k] = the row/column eliminated k-th (a permutation,
+   *  checked). The analysis then only postorders within it. Otherwise ignored. */
+  const void* user_perm;
+  int amalgamate; /**< relaxed supernode amalgamation: 1 (default) or 0 */
+} starfront_analysis_options;
+
+starfront_status starfront_analysis_options_init(starfront_analysis_options* opts);
+
+/** Analyses the pattern of A (values are not read) and returns a new factor
+ *  object in *F, bound to rt. rt may be NULL: the factorisations of F then run
+ *  in the calling thread without StarPU (the sequential executor).
+ *  The library keeps a private lower-CSC 0-based int64 copy of the pattern
+ *  (duplicates merged) and the map from the caller's entries to it; the
+ *  caller's arrays are not referenced after the call.
+ *  Cost: ordering + O(nnz(A) + n + Σ front orders); memory O(nnz(A) + n).
+ *  Errors: INVALID_ARGUMENT (NULL A, ptr, ind or F; n < 0; bad enum or base;
+ *  ptr[0] != base, ptr decreasing, an index out of range — the message gives
+ *  the array position; an entry in the wrong triangle for LOWER/UPPER; bad
+ *  user_perm), NOT_SYMMETRIC (FULL input with an entry whose mirror is
+ *  missing, naming the pair), UNSUPPORTED / ORDERING_ERROR (Scotch),
+ *  INDEX_OVERFLOW (STARFRONT_INT32 and the predicted nnz(L) exceeds
+ *  INT32_MAX: the message gives the predicted nnz(L), flops and factor
+ *  bytes; analyse with STARFRONT_INT64 indices), OUT_OF_MEMORY.
+ *  *F is NULL on failure. */
+starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix* A,
+                                   const starfront_analysis_options* opts,
+                                   starfront_factor** F);
+
+/* ----------------------------------------------------------- factorisation */
+
+typedef struct starfront_factor_options {
+  /** Relative pivot tolerance (>= 0): the pivot d_jj must be finite and
+   *  > pivot_tol·|a_jj|. Default 1e-14. */
+  double pivot_tol;
+} starfront_factor_options;
+
+starfront_status starfront_factor_options_init(starfront_factor_options* opts);
+
+/** Numeric factorisation of A, whose description (n, format, triangle, index
+ *  type, base) and pattern (ptr, and ind entry by entry in the same order)
+ *  must be those given to starfront_analyse; checked in O(nnz).
+ *  opts NULL: defaults. A->values (nnz finite doubles) are copied into the
+ *  private matrix (duplicates summed); for STARFRONT_FULL the two triangles
+ *  must hold equal values.
+ *  Errors: INVALID_ARGUMENT (NULL argument; a different description or
+ *  pattern: the message names the first differing column or entry — analyse
+ *  again; a non-finite value; pivot_tol < 0), NOT_SYMMETRIC (FULL: names the
+ *  first unequal pair), NOT_POSITIVE_DEFINITE (the error info gives the
+ *  column in the caller's numbering and base, and the pivot),
+ *  RUNTIME_ERROR (StarPU). After a failure F cannot solve until a
+ *  factorisation succeeds. */
+starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix* A,
+                                     const starfront_factor_options* opts);
+
+/** Refactorisation with new values on the analysed pattern: `values` has the
+ *  nnz entries of the caller's ind array at analysis, in the same order. The
+ *  values are scattered into the private matrix in O(nnz) (no allocation of
+ *  matrix or factor storage), then factorised as starfront_factorize does.
+ *  Errors: as starfront_factorize (values NULL: INVALID_ARGUMENT). */
+starfront_status starfront_refactorize(starfront_factor* F, const double* values,
+                                       const starfront_factor_options* opts);
+
+/* ------------------------------------------------------------------- solve */
+
+/** Overwrites B with A⁻¹B. B is n×nrhs, column-major, leading dimension ldb
+ *  (column k starts at B + k·ldb), in the caller's row numbering. Runs in the
+ *  calling thread (sequential supernodal substitution).
+ *  Errors: INVALID_ARGUMENT (F NULL; no successful factorisation; nrhs < 0;
+ *  ldb < max(1, n); B NULL while n·nrhs > 0). */
+starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, int64_t ldb);
+
+/* ------------------------------------------------------- information, free */
+
+/** Inertia of the last successful factorisation: positive, negative and zero
+ *  eigenvalue counts. With Cholesky (this version) it is always (n, 0, 0);
+ *  LDLᵀ will report real inertia. Any output pointer may be NULL.
+ *  Errors: INVALID_ARGUMENT (F NULL, no successful factorisation). */
+starfront_status starfront_inertia(const starfront_factor* F, int64_t* npos, int64_t* nneg,
+                                   int64_t* nzero);
+
+/** Memory estimates in bytes, available right after the analysis. Estimates:
+ *  the CB peak is the classical stack peak of a sequential postorder
+ *  traversal; a parallel schedule can keep more contribution blocks alive at
+ *  once, and StarPU adds its own bookkeeping. */
+typedef struct starfront_memory {
+  int64_t factor_bytes;   /**< 8 × doubles of L (dense front panels, amalgamated) */
+  int64_t cb_peak_bytes;  /**< peak of contribution blocks alive at once (8·cb_order² each) */
+  int64_t matrix_bytes;   /**< private copy of A: values, row indices, column pointers, caller map */
+  int64_t analysis_bytes; /**< symbolic factor and assembly plan (index arrays) */
+  int64_t total_bytes;    /**< sum of the four above */
+} starfront_memory;
+
+/** Errors: INVALID_ARGUMENT (F or out NULL). */
+starfront_status starfront_memory_estimate(const starfront_factor* F, starfront_memory* out);
+
+typedef struct starfront_stats {
+  int64_t n;               /**< order */
+  int64_t nnz_input;       /**< entries given by the caller (ptr[n] - base) */
+  int64_t nnz_a;           /**< entries of the private lower triangle (duplicates merged) */
+  int64_t nnz_l;           /**< entries of L including the diagonal, as stored (amalgamated) */
+  int64_t nnz_l_exact;     /**< nnz(L) without amalgamation's explicit zeros */
+  double flops;            /**< flops of one factorisation, Σ_j c_j² over the stored columns of L */
+  int64_t supernodes;      /**< fronts of the assembly tree */
+  int64_t max_front;       /**< largest front order */
+  int64_t tasks;           /**< tasks of the last successful factorisation */
+  int64_t factorizations;  /**< successful numeric factorisations of this object */
+  int64_t solves;          /**< successful starfront_solve calls */
+  double t_analyse_s;      /**< analysis (conversion, ordering, symbolic, plan) */
+  double t_factor_s;       /**< last successful factorisation (value copy included) */
+  double t_factor_first_s; /**< first successful factorisation */
+  double t_solve_s;        /**< last successful solve */
+  double min_pivot_ratio;  /**< min d_jj/|a_jj| of the last successful factorisation (0 before) */
+} starfront_stats;
+
+/** Errors: INVALID_ARGUMENT (F or out NULL). */
+starfront_status starfront_get_stats(const starfront_factor* F, starfront_stats* out);
+
+/** Frees F (NULL: no-op). Always returns STARFRONT_OK. */
+starfront_status starfront_factor_free(starfront_factor* F);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STARFRONT_H */

@@ -1,0 +1,527 @@
+// The C API: round trips in every input layout against dense LAPACK, many
+// right-hand sides, refactorisation, pattern checks, errors (not positive
+// definite, bad arguments, 32-bit overflow), caller arrays left untouched,
+// two factorisations from two threads at once, memory over 1000 cycles, and
+// attaching to a StarPU the application started.
+#include <gtest/gtest.h>
+#include <starpu.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_inputs.hpp"
+#include "starfront/starfront.h"
+
+namespace starfront::testing {
+namespace {
+
+std::string last_error() { return starfront_last_error(); }
+
+/// Starts StarPU (2 CPU workers) for each test; frees it afterwards.
+class CApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    starfront_runtime_options o;
+    ASSERT_EQ(starfront_runtime_options_init(&o), STARFRONT_OK);
+    o.ncpu = 2;
+    ASSERT_EQ(starfront_runtime_init(&o, &rt_), STARFRONT_OK) << last_error();
+  }
+  void TearDown() override {
+    for (starfront_factor* F : factors_) starfront_factor_free(F);
+    EXPECT_EQ(starfront_runtime_free(rt_), STARFRONT_OK) << last_error();
+  }
+  /// Analyses M (natural ordering unless given) and keeps the factor for TearDown.
+  starfront_factor* analyse(const starfront_matrix& M,
+                            starfront_ordering ord = STARFRONT_ORDERING_AUTO) {
+    starfront_analysis_options ao;
+    starfront_analysis_options_init(&ao);
+    ao.ordering = ord;
+    starfront_factor* F = nullptr;
+    EXPECT_EQ(starfront_analyse(rt_, &M, &ao, &F), STARFRONT_OK) << last_error();
+    if (F) factors_.push_back(F);
+    return F;
+  }
+  starfront_runtime* rt_ = nullptr;
+  std::vector<starfront_factor*> factors_;
+};
+
+std::vector<double> solve(starfront_factor* F, std::vector<double> b) {
+  EXPECT_EQ(starfront_solve(F, 1, b.data(), static_cast<int64_t>(std::max<size_t>(1, b.size()))),
+            STARFRONT_OK)
+      << last_error();
+  return b;
+}
+
+TEST_F(CApi, EveryInputLayoutMatchesDenseLapack) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const CscMatrix A = random_spd(20 + 17 * seed, 0.1, seed);
+    const std::vector<double> b = random_vector(A.n, seed + 100);
+    const std::vector<double> ref = dense_solve(A, b, 1);
+    for (auto tri : {STARFRONT_LOWER, STARFRONT_UPPER, STARFRONT_FULL})
+      for (auto fmt : {STARFRONT_CSC, STARFRONT_CSR})
+        for (int base : {0, 1})
+          for (auto it : {STARFRONT_INT32, STARFRONT_INT64}) {
+            const CallerMatrix M = make_caller_matrix(A, tri, fmt, base, it, seed);
+            starfront_factor* F = analyse(M.desc);
+            ASSERT_NE(F, nullptr);
+            ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+            const std::vector<double> x = solve(F, b);
+            EXPECT_LT(rel_diff(x.data(), ref.data(), x.size()), 1e-12)
+                << "seed " << seed << " tri " << tri << " fmt " << fmt << " base " << base
+                << " int32 " << (it == STARFRONT_INT32);
+            starfront_stats st;
+            ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+            EXPECT_EQ(st.nnz_a, A.nnz());  // duplicates merged, one triangle kept
+            EXPECT_EQ(st.nnz_input, M.nnz());
+          }
+  }
+}
+
+TEST_F(CApi, ManyRightHandSidesWithLeadingDimension) {
+  const CscMatrix A = random_spd(60, 0.08, 7);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 7);
+  starfront_factor* F = analyse(M.desc);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+  const int64_t n = A.n, nrhs = 5, ldb = n + 3;
+  std::vector<double> B(ldb * nrhs, -7.0), packed(n * nrhs);
+  for (int64_t k = 0; k < nrhs; ++k) {
+    const std::vector<double> b = random_vector(n, 50 + k);
+    std::copy(b.begin(), b.end(), B.begin() + k * ldb);
+    std::copy(b.begin(), b.end(), packed.begin() + k * n);
+  }
+  ASSERT_EQ(starfront_solve(F, nrhs, B.data(), ldb), STARFRONT_OK) << last_error();
+  const std::vector<double> ref = dense_solve(A, packed, nrhs);
+  for (int64_t k = 0; k < nrhs; ++k) {
+    EXPECT_LT(rel_diff(&B[k * ldb], &ref[k * n], n), 1e-12) << "rhs " << k;
+    for (int64_t i = n; i < ldb; ++i) EXPECT_EQ(B[k * ldb + i], -7.0) << "padding touched";
+  }
+  EXPECT_EQ(starfront_solve(F, 0, nullptr, n), STARFRONT_OK);  // nothing to do
+}
+
+TEST_F(CApi, RefactorizationEqualsFreshFactorization) {
+  const CscMatrix A = random_spd(150, 0.03, 11);
+  CallerMatrix M = make_caller_matrix(A, STARFRONT_FULL, STARFRONT_CSR, 1, STARFRONT_INT32, 11);
+  starfront_factor* F = analyse(M.desc);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+  // New values, same pattern (stays symmetric: scale every entry).
+  std::vector<double> v2 = M.values;
+  for (double& v : v2) v *= 1.5;
+  CscMatrix A2 = A;
+  for (double& v : A2.values) v *= 1.5;
+  ASSERT_EQ(starfront_refactorize(F, v2.data(), nullptr), STARFRONT_OK) << last_error();
+  const std::vector<double> b = random_vector(A.n, 3);
+  const std::vector<double> x_re = solve(F, b);
+
+  CallerMatrix M2 = M;
+  M2.values = v2;
+  M2.bind();
+  starfront_factor* G = analyse(M2.desc);
+  ASSERT_EQ(starfront_factorize(G, &M2.desc, nullptr), STARFRONT_OK) << last_error();
+  const std::vector<double> x_fresh = solve(G, b);
+  EXPECT_EQ(x_re, x_fresh);  // same analysis, same values, same kernels: bitwise equal
+  EXPECT_LT(rel_diff(x_re.data(), dense_solve(A2, b, 1).data(), b.size()), 1e-12);
+  // factorize with the full description on the same arrays works too
+  ASSERT_EQ(starfront_factorize(F, &M2.desc, nullptr), STARFRONT_OK) << last_error();
+  EXPECT_EQ(solve(F, b), x_fresh);
+  starfront_stats st;
+  ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  EXPECT_EQ(st.factorizations, 3);
+  EXPECT_GT(st.t_factor_first_s, 0.0);
+}
+
+TEST_F(CApi, ChangedPatternIsRefused) {
+  const CscMatrix A = random_spd(40, 0.1, 5);
+  CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 5);
+  starfront_factor* F = analyse(M.desc);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK);
+  // Move one off-diagonal entry (row r > column) to another row of its column.
+  const auto column_of = [&](int64_t q) {
+    return std::upper_bound(M.ptr64.begin(), M.ptr64.end(), q) - M.ptr64.begin() - 1;
+  };
+  int64_t p = 0;
+  while (M.ind64[p] == column_of(p)) ++p;
+  CallerMatrix changed = M;
+  changed.bind();
+  changed.set_ind(p, M.ind64[p] == A.n - 1 ? column_of(p) : A.n - 1);
+  EXPECT_EQ(starfront_factorize(F, &changed.desc, nullptr), STARFRONT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("pattern differs"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("entry " + std::to_string(p)), std::string::npos) << last_error();
+  // No successful factorisation now: solve and inertia are refused.
+  std::vector<double> b(A.n, 1.0);
+  EXPECT_EQ(starfront_solve(F, 1, b.data(), A.n), STARFRONT_INVALID_ARGUMENT);
+  EXPECT_EQ(starfront_inertia(F, nullptr, nullptr, nullptr), STARFRONT_INVALID_ARGUMENT);
+  // Other description changes.
+  CallerMatrix other = M;
+  other.desc.format = STARFRONT_CSR;
+  other.bind();
+  EXPECT_EQ(starfront_factorize(F, &other.desc, nullptr), STARFRONT_INVALID_ARGUMENT);
+  const CallerMatrix smaller =
+      make_caller_matrix(random_spd(39, 0.1, 5), STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 5);
+  EXPECT_EQ(starfront_factorize(F, &smaller.desc, nullptr), STARFRONT_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("analyse it again"), std::string::npos) << last_error();
+  // The original still factorises.
+  EXPECT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+}
+
+TEST_F(CApi, NotPositiveDefiniteNamesTheColumn) {
+  // Diagonal 1..n with a_66 = -1 (1-based): column 6 whatever the ordering.
+  const int64_t n = 10;
+  std::vector<int32_t> ptr(n + 1), ind(n);
+  std::vector<double> val(n);
+  for (int32_t j = 0; j < n; ++j) {
+    ptr[j + 1] = j + 2;  // base 1
+    ind[j] = j + 1;
+    val[j] = j == 5 ? -1.0 : 1.0 + j;
+  }
+  ptr[0] = 1;
+  starfront_matrix M;
+  starfront_matrix_init(&M);
+  M.n = n;
+  M.base = 1;
+  M.index_type = STARFRONT_INT32;
+  M.ptr = ptr.data();
+  M.ind = ind.data();
+  M.values = val.data();
+  starfront_factor* F = analyse(M);
+  EXPECT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_NOT_POSITIVE_DEFINITE);
+  starfront_error_info info;
+  EXPECT_EQ(starfront_last_error_info(&info), STARFRONT_NOT_POSITIVE_DEFINITE);
+  EXPECT_EQ(info.column, 6);  // caller's base (1)
+  EXPECT_EQ(info.pivot, -1.0);
+  EXPECT_NE(std::string(info.message).find("column 6"), std::string::npos) << info.message;
+  // Same with base 0: column 5.
+  for (auto& p : ptr) --p;
+  for (auto& i : ind) --i;
+  M.base = 0;
+  starfront_factor* G = analyse(M);
+  EXPECT_EQ(starfront_factorize(G, &M, nullptr), STARFRONT_NOT_POSITIVE_DEFINITE);
+  starfront_last_error_info(&info);
+  EXPECT_EQ(info.column, 5);
+  // A success clears the last error.
+  val[5] = 6.0;
+  EXPECT_EQ(starfront_refactorize(G, val.data(), nullptr), STARFRONT_OK) << last_error();
+  EXPECT_EQ(starfront_last_error_info(&info), STARFRONT_OK);
+  EXPECT_STREQ(starfront_last_error(), "");
+  int64_t pos = -1, neg = -1, zero = -1;
+  EXPECT_EQ(starfront_inertia(G, &pos, &neg, &zero), STARFRONT_OK);
+  EXPECT_EQ(pos, n);
+  EXPECT_EQ(neg, 0);
+  EXPECT_EQ(zero, 0);
+}
+
+/// A 3×3 lower CSC 0-based int64 matrix: [4 1 0; 1 4 1; 0 1 4].
+struct Small {
+  std::vector<int64_t> ptr{0, 2, 4, 5}, ind{0, 1, 1, 2, 2};
+  std::vector<double> val{4, 1, 4, 1, 4};
+  starfront_matrix M{};
+  Small() {
+    starfront_matrix_init(&M);
+    M.n = 3;
+    M.ptr = ptr.data();
+    M.ind = ind.data();
+    M.values = val.data();
+  }
+};
+
+/// Expects `call` to return `code` with a message containing `needle`.
+#define EXPECT_FAILS(call, code, needle)                                               \
+  do {                                                                                 \
+    EXPECT_EQ((call), (code));                                                         \
+    EXPECT_NE(last_error().find(needle), std::string::npos) << "message: " << last_error(); \
+  } while (0)
+
+TEST_F(CApi, BadArgumentsGiveClearErrors) {
+  Small s;
+  starfront_factor* F = nullptr;
+  EXPECT_FAILS(starfront_analyse(rt_, &s.M, nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "F is NULL");
+  EXPECT_FAILS(starfront_analyse(rt_, nullptr, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "A is NULL");
+  EXPECT_EQ(F, nullptr);
+  Small t;
+  t.M.n = -1;
+  EXPECT_FAILS(starfront_analyse(rt_, &t.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "negative");
+  t = Small{};
+  t.M.ptr = nullptr;
+  EXPECT_FAILS(starfront_analyse(rt_, &t.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "ptr is NULL");
+  Small u;
+  u.M.base = 2;
+  EXPECT_FAILS(starfront_analyse(rt_, &u.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "base");
+  Small v;
+  v.M.triangle = static_cast<starfront_triangle>(7);
+  EXPECT_FAILS(starfront_analyse(rt_, &v.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "triangle");
+  Small w;
+  w.ptr[0] = 1;
+  EXPECT_FAILS(starfront_analyse(rt_, &w.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "ptr[0]");
+  Small x;
+  x.ptr[2] = 1;
+  EXPECT_FAILS(starfront_analyse(rt_, &x.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "ptr decreases");
+  Small y;
+  y.ind[3] = 3;
+  EXPECT_FAILS(starfront_analyse(rt_, &y.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT,
+               "ind[3] = 3 (in column 1) is out of range [0, 2]");
+  Small z;
+  z.ind[3] = 0;  // (0, 1): above the diagonal in a LOWER matrix
+  EXPECT_FAILS(starfront_analyse(rt_, &z.M, nullptr, &F), STARFRONT_INVALID_ARGUMENT, "upper triangle");
+  Small full;
+  full.M.triangle = STARFRONT_FULL;  // only the lower part given: mirrors missing
+  EXPECT_FAILS(starfront_analyse(rt_, &full.M, nullptr, &F), STARFRONT_NOT_SYMMETRIC,
+               "(row 1, column 0) is present but (row 0, column 1) is missing");
+  starfront_analysis_options ao;
+  starfront_analysis_options_init(&ao);
+  ao.ordering = STARFRONT_ORDERING_USER;
+  Small perm;
+  EXPECT_FAILS(starfront_analyse(rt_, &perm.M, &ao, &F), STARFRONT_INVALID_ARGUMENT, "user_perm NULL");
+  const int64_t bad_perm[3] = {0, 0, 2};
+  ao.user_perm = bad_perm;
+  EXPECT_EQ(starfront_analyse(rt_, &perm.M, &ao, &F), STARFRONT_INVALID_ARGUMENT) << last_error();
+  const int64_t out_perm[3] = {0, 5, 2};
+  ao.user_perm = out_perm;
+  EXPECT_FAILS(starfront_analyse(rt_, &perm.M, &ao, &F), STARFRONT_INVALID_ARGUMENT, "user_perm[1] = 5");
+  EXPECT_EQ(F, nullptr);
+
+  // Factorisation and solve arguments.
+  Small ok;
+  F = analyse(ok.M);
+  EXPECT_FAILS(starfront_factorize(nullptr, &ok.M, nullptr), STARFRONT_INVALID_ARGUMENT, "F is NULL");
+  EXPECT_FAILS(starfront_factorize(F, nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "A is NULL");
+  EXPECT_FAILS(starfront_refactorize(F, nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "values is NULL");
+  std::vector<double> nan_values = ok.val;
+  nan_values[2] = std::nan("");
+  EXPECT_FAILS(starfront_refactorize(F, nan_values.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
+               "values[2]");
+  const starfront_factor_options neg{-1.0};
+  EXPECT_FAILS(starfront_factorize(F, &ok.M, &neg), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
+  double b[3] = {1, 2, 3};
+  EXPECT_FAILS(starfront_solve(F, 1, b, 3), STARFRONT_INVALID_ARGUMENT, "no successful factorisation");
+  ASSERT_EQ(starfront_factorize(F, &ok.M, nullptr), STARFRONT_OK) << last_error();
+  EXPECT_FAILS(starfront_solve(F, -1, b, 3), STARFRONT_INVALID_ARGUMENT, "nrhs");
+  EXPECT_FAILS(starfront_solve(F, 1, b, 2), STARFRONT_INVALID_ARGUMENT, "ldb = 2");
+  EXPECT_FAILS(starfront_solve(F, 1, nullptr, 3), STARFRONT_INVALID_ARGUMENT, "B is NULL");
+  EXPECT_FAILS(starfront_solve(nullptr, 1, b, 3), STARFRONT_INVALID_ARGUMENT, "F is NULL");
+  EXPECT_FAILS(starfront_get_stats(F, nullptr), STARFRONT_INVALID_ARGUMENT, "NULL");
+  EXPECT_FAILS(starfront_memory_estimate(nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "NULL");
+  EXPECT_FAILS(starfront_inertia(nullptr, nullptr, nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "NULL");
+  EXPECT_EQ(starfront_factor_free(nullptr), STARFRONT_OK);
+  EXPECT_STREQ(starfront_status_name(STARFRONT_INDEX_OVERFLOW), "index_overflow");
+
+  // Runtime: one per process; not freed while factors are alive.
+  starfront_runtime* other = nullptr;
+  EXPECT_FAILS(starfront_runtime_init(nullptr, &other), STARFRONT_RUNTIME_ERROR, "already alive");
+  EXPECT_FAILS(starfront_runtime_attach(&other), STARFRONT_RUNTIME_ERROR, "already alive");
+  EXPECT_FAILS(starfront_runtime_init(nullptr, nullptr), STARFRONT_INVALID_ARGUMENT, "rt is NULL");
+  EXPECT_FAILS(starfront_runtime_free(rt_), STARFRONT_INVALID_ARGUMENT, "still alive");
+  int ncpu = 0;
+  EXPECT_EQ(starfront_runtime_workers(rt_, &ncpu, nullptr), STARFRONT_OK);
+  EXPECT_EQ(ncpu, 2);
+}
+
+TEST_F(CApi, FullMatrixWithUnequalValuesNamesThePair) {
+  const CscMatrix A = random_spd(30, 0.2, 9);
+  CallerMatrix M = make_caller_matrix(A, STARFRONT_FULL, STARFRONT_CSC, 1, STARFRONT_INT64, 9);
+  starfront_factor* F = analyse(M.desc);
+  int64_t p = 0;  // first entry strictly above the diagonal
+  while (true) {
+    const int64_t col = std::upper_bound(M.ptr64.begin(), M.ptr64.end(), p + 1) - M.ptr64.begin();
+    if (M.ind64[p] < col) break;
+    ++p;
+  }
+  M.values[p] += 1.0;
+  EXPECT_FAILS(starfront_factorize(F, &M.desc, nullptr), STARFRONT_NOT_SYMMETRIC, "is not symmetric: a(");
+}
+
+TEST_F(CApi, CallerArraysAreNotModified) {
+  const CscMatrix A = random_spd(80, 0.05, 13);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_UPPER, STARFRONT_CSR, 1, STARFRONT_INT32, 13);
+  const CallerMatrix copy = M;
+  std::vector<int32_t> perm(A.n);
+  for (int32_t k = 0; k < A.n; ++k) perm[k] = static_cast<int32_t>(A.n - k);  // 1-based reversal
+  const std::vector<int32_t> perm_copy = perm;
+  starfront_analysis_options ao;
+  starfront_analysis_options_init(&ao);
+  ao.ordering = STARFRONT_ORDERING_USER;
+  ao.user_perm = perm.data();
+  starfront_factor* F = nullptr;
+  ASSERT_EQ(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_OK) << last_error();
+  factors_.push_back(F);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+  ASSERT_EQ(starfront_refactorize(F, M.values.data(), nullptr), STARFRONT_OK) << last_error();
+  const std::vector<double> b = random_vector(A.n, 4);
+  EXPECT_LT(rel_diff(solve(F, b).data(), dense_solve(A, b, 1).data(), b.size()), 1e-12);
+  EXPECT_EQ(M.ptr32, copy.ptr32);
+  EXPECT_EQ(M.ind32, copy.ind32);
+  EXPECT_EQ(M.values, copy.values);
+  EXPECT_EQ(perm, perm_copy);
+}
+
+TEST_F(CApi, StatisticsAndMemoryEstimates) {
+  const CscMatrix A = random_spd(200, 0.03, 17);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 17);
+  starfront_factor* F = analyse(M.desc);
+  starfront_memory mem;
+  ASSERT_EQ(starfront_memory_estimate(F, &mem), STARFRONT_OK);
+  starfront_stats st;
+  ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  EXPECT_EQ(st.factorizations, 0);
+  EXPECT_GE(mem.factor_bytes, 8 * st.nnz_l);  // dense panels hold at least L
+  EXPECT_GT(mem.cb_peak_bytes, 0);
+  EXPECT_GT(mem.matrix_bytes, 8 * st.nnz_a);
+  EXPECT_GT(mem.analysis_bytes, 0);
+  EXPECT_EQ(mem.total_bytes, mem.factor_bytes + mem.cb_peak_bytes + mem.matrix_bytes + mem.analysis_bytes);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK);
+  ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  EXPECT_EQ(st.n, 200);
+  EXPECT_GE(st.nnz_l, st.nnz_l_exact);
+  EXPECT_GE(st.nnz_l_exact, st.nnz_a);
+  EXPECT_GT(st.flops, 0.0);
+  EXPECT_GT(st.tasks, 0);
+  EXPECT_GT(st.supernodes, 0);
+  EXPECT_GT(st.t_analyse_s, 0.0);
+  EXPECT_GT(st.t_factor_s, 0.0);
+  EXPECT_GT(st.min_pivot_ratio, 0.0);
+  solve(F, random_vector(A.n, 1));
+  ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  EXPECT_EQ(st.solves, 1);
+  EXPECT_GT(st.t_solve_s, 0.0);
+}
+
+TEST_F(CApi, TwoThreadsFactorizeAtOnce) {
+  const CscMatrix A1 = random_spd(400, 0.02, 21), A2 = random_spd(350, 0.03, 22);
+  const std::vector<double> b1 = random_vector(A1.n, 1), b2 = random_vector(A2.n, 2);
+  const std::vector<double> r1 = dense_solve(A1, b1, 1), r2 = dense_solve(A2, b2, 1);
+  double err[2] = {1, 1};
+  starfront_status status[2] = {STARFRONT_OK, STARFRONT_OK};
+  auto work = [&](int t, const CscMatrix& A, const std::vector<double>& b, const std::vector<double>& ref) {
+    const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, t);
+    starfront_factor* F = nullptr;
+    starfront_status s = starfront_analyse(rt_, &M.desc, nullptr, &F);
+    for (int rep = 0; rep < 20 && s == STARFRONT_OK; ++rep) {
+      s = rep == 0 ? starfront_factorize(F, &M.desc, nullptr) : starfront_refactorize(F, M.values.data(), nullptr);
+      std::vector<double> x = b;
+      if (s == STARFRONT_OK) s = starfront_solve(F, 1, x.data(), A.n);
+      err[t] = std::min(1.0, rel_diff(x.data(), ref.data(), x.size()));
+      if (err[t] > 1e-12) break;
+    }
+    status[t] = s;
+    starfront_factor_free(F);
+  };
+  std::thread t0(work, 0, std::cref(A1), std::cref(b1), std::cref(r1));
+  std::thread t1(work, 1, std::cref(A2), std::cref(b2), std::cref(r2));
+  t0.join();
+  t1.join();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(status[t], STARFRONT_OK) << "thread " << t;
+    EXPECT_LT(err[t], 1e-12) << "thread " << t;
+  }
+}
+
+/// Resident set size in bytes (Linux /proc/self/statm).
+int64_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * 4096;
+}
+
+TEST_F(CApi, ThousandRefactorizeSolveCyclesKeepMemoryFlat) {
+  const CscMatrix A = random_spd(300, 0.02, 31);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 31);
+  starfront_factor* F = analyse(M.desc);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK);
+  std::vector<double> values = M.values, x(A.n);
+  int64_t rss_100 = 0;
+  for (int cycle = 1; cycle <= 1000; ++cycle) {
+    for (int64_t p = 0; p < M.nnz(); ++p) values[p] = M.values[p] * (1.0 + 1e-3 * (cycle % 7));
+    ASSERT_EQ(starfront_refactorize(F, values.data(), nullptr), STARFRONT_OK) << last_error();
+    std::fill(x.begin(), x.end(), 1.0);
+    ASSERT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_OK);
+    if (cycle == 100) rss_100 = resident_bytes();
+  }
+  const int64_t growth = resident_bytes() - rss_100;
+  EXPECT_LT(growth, 2 << 20) << "RSS grew by " << growth << " bytes over 900 cycles";
+}
+
+TEST_F(CApi, EmptyMatrix) {
+  const int64_t ptr[1] = {0};
+  starfront_matrix M;
+  starfront_matrix_init(&M);
+  M.ptr = ptr;
+  starfront_factor* F = analyse(M);
+  ASSERT_NE(F, nullptr);
+  EXPECT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_OK) << last_error();
+  EXPECT_EQ(starfront_solve(F, 3, nullptr, 1), STARFRONT_OK) << last_error();
+}
+
+// ------------------------------------------------ without the fixture
+
+TEST(CApiSequential, NullRuntimeFactorizesInTheCallingThread) {
+  const CscMatrix A = random_spd(90, 0.05, 41);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_UPPER, STARFRONT_CSC, 0, STARFRONT_INT32, 41);
+  starfront_factor* F = nullptr;
+  ASSERT_EQ(starfront_analyse(nullptr, &M.desc, nullptr, &F), STARFRONT_OK) << starfront_last_error();
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << starfront_last_error();
+  const std::vector<double> b = random_vector(A.n, 5);
+  std::vector<double> x = b;
+  ASSERT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_OK);
+  EXPECT_LT(rel_diff(x.data(), dense_solve(A, b, 1).data(), x.size()), 1e-12);
+  starfront_factor_free(F);
+}
+
+TEST(CApiSequential, Int32OverflowIsPredictedAtAnalysis) {
+  // Arrow matrix pointing up-left (column 0 full): with the natural ordering
+  // L is dense, nnz(L) = n(n+1)/2 = 2,178,033,000 > 2^31-1 for n = 66000.
+  const int64_t n = 66000;
+  std::vector<int32_t> ptr32(n + 1), ind32;
+  ptr32[0] = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    ind32.push_back(static_cast<int32_t>(j));
+    if (j == 0)
+      for (int64_t i = 1; i < n; ++i) ind32.push_back(static_cast<int32_t>(i));
+    ptr32[j + 1] = static_cast<int32_t>(ind32.size());
+  }
+  starfront_matrix M;
+  starfront_matrix_init(&M);
+  M.n = n;
+  M.index_type = STARFRONT_INT32;
+  M.ptr = ptr32.data();
+  M.ind = ind32.data();
+  starfront_analysis_options ao;
+  starfront_analysis_options_init(&ao);
+  ao.ordering = STARFRONT_ORDERING_NATURAL;
+  starfront_factor* F = nullptr;
+  EXPECT_EQ(starfront_analyse(nullptr, &M, &ao, &F), STARFRONT_INDEX_OVERFLOW);
+  const std::string msg = starfront_last_error();
+  EXPECT_NE(msg.find("nnz(L) = 2178033000"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("STARFRONT_INT64"), std::string::npos) << msg;
+  EXPECT_EQ(F, nullptr);
+  EXPECT_NE(msg.find("factor 34.85 GB"), std::string::npos) << msg;  // 8·n² bytes of panel
+}
+
+TEST(CApiAttach, UsesTheApplicationsStarpuAndLeavesItRunning) {
+  ASSERT_EQ(starpu_init(nullptr), 0);
+  starfront_runtime* rt = nullptr;
+  EXPECT_EQ(starfront_runtime_init(nullptr, &rt), STARFRONT_RUNTIME_ERROR);
+  EXPECT_NE(std::string(starfront_last_error()).find("starfront_runtime_attach"), std::string::npos);
+  ASSERT_EQ(starfront_runtime_attach(&rt), STARFRONT_OK) << starfront_last_error();
+  const CscMatrix A = random_spd(120, 0.04, 51);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSR, 1, STARFRONT_INT64, 51);
+  starfront_factor* F = nullptr;
+  ASSERT_EQ(starfront_analyse(rt, &M.desc, nullptr, &F), STARFRONT_OK) << starfront_last_error();
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << starfront_last_error();
+  const std::vector<double> b = random_vector(A.n, 6);
+  std::vector<double> x = b;
+  ASSERT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_OK);
+  EXPECT_LT(rel_diff(x.data(), dense_solve(A, b, 1).data(), x.size()), 1e-12);
+  starfront_stats st;
+  starfront_get_stats(F, &st);
+  EXPECT_GT(st.tasks, 0);
+  starfront_factor_free(F);
+  ASSERT_EQ(starfront_runtime_free(rt), STARFRONT_OK);
+  EXPECT_TRUE(starpu_is_initialized());  // still the application's
+  EXPECT_FALSE(starpu_is_paused());
+  starpu_shutdown();
+}
+
+}  // namespace
+}  // namespace starfront::testing
