@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
 # Quick start 2: set everything up, then run the whole test suite (CTest).
 # Exits non-zero when any test fails.
+#   tools/run-tests.sh [CTEST ARGS...]             the suite, Release build in build/
+#   tools/run-tests.sh --sanitize [CTEST ARGS...]  the same suite built with
+#     AddressSanitizer + UndefinedBehaviorSanitizer (STARFRONT_SANITIZE=ON,
+#     RelWithDebInfo) in build-sanitize, run under tools/sanitizers/env.sh
+#     (LeakSanitizer on, any report fatal)
+# STARFRONT_BUILD_DIR, STARFRONT_BUILD_TYPE and STARFRONT_CMAKE_ARGS override
+# those choices (see tools/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ctest_args=()
+sanitize=0
+for a in "$@"; do
+  if [ "$a" = --sanitize ]; then sanitize=1; else ctest_args+=("$a"); fi
+done
+if ((sanitize)); then
+  export STARFRONT_BUILD_DIR=${STARFRONT_BUILD_DIR:-build-sanitize}
+  export STARFRONT_BUILD_TYPE=${STARFRONT_BUILD_TYPE:-RelWithDebInfo}
+  export STARFRONT_CMAKE_ARGS="-DSTARFRONT_SANITIZE=ON -DSTARFRONT_BUILD_BENCH=OFF ${STARFRONT_CMAKE_ARGS:-}"
+  # shellcheck source=sanitizers/env.sh
+  . "$root/tools/sanitizers/env.sh"
+fi
 "$root/tools/setup.sh"
 cd "$root/${STARFRONT_BUILD_DIR:-build}"
-ctest --output-on-failure -j "${STARFRONT_TEST_JOBS:-2}" "$@"
+ctest --output-on-failure -j "${STARFRONT_TEST_JOBS:-2}" "${ctest_args[@]}"

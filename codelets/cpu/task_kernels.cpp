@@ -1,6 +1,7 @@
 #include "cpu/task_kernels.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "cpu/blas.hpp"
@@ -170,10 +171,22 @@ void gemm(const TaskGraph& G, const Task& t, double* const* ptrs) {
               -1.0, ptrs[0], to_int(a.ld), ptrs[1], to_int(b.ld), 1.0, ptrs[2], to_int(c.ld));
 }
 
+void run_kernel(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx);
+
 }  // namespace
 
 void run_task_cpu(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx) {
   if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  const auto t0 = std::chrono::steady_clock::now();
+  run_kernel(G, ti, ptrs, ctx);
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  ctx.task_seconds += dt;
+}
+
+namespace {
+
+void run_kernel(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx) {
   const Task& t = G.tasks[ti];
   switch (t.kind) {
     case TaskKind::subtree: subtree(G, t, ptrs, ctx); break;
@@ -186,5 +199,7 @@ void run_task_cpu(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorConte
     case TaskKind::gemm: gemm(G, t, ptrs); break;
   }
 }
+
+}  // namespace
 
 }  // namespace starfront

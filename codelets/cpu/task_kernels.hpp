@@ -25,12 +25,13 @@ struct FactorContext {
   idx_t fail_column = -1;  ///< smallest failing pivot column seen (final numbering)
   double fail_pivot = 0.0;
   double min_pivot_ratio = std::numeric_limits<double>::infinity();
+  double task_seconds = 0.0;  ///< sum of the tasks' run times (kernel only)
 
   /// Records a front's or tile's outcome.
   void record(const FrontResult& r);
 };
 
-/// Runs task `t` of graph G. ptrs[a] is the data of the task's a-th access
+/// Runs task `t` of graph G (timed into ctx.task_seconds). ptrs[a] is the data of the task's a-th access
 /// (G.accesses[G.tasks[t].acc_begin + a]), laid out as its Block says.
 void run_task_cpu(const TaskGraph& G, idx_t t, double* const* ptrs, FactorContext& ctx);
 

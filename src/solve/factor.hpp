@@ -36,6 +36,7 @@ struct FactorStats {
   idx_t tasks = 0;        ///< tasks submitted
   double seconds = 0.0;   ///< wall time of the numeric factorisation
   double flops = 0.0;     ///< flops performed (sum of the fronts' counts)
+  double task_seconds = 0.0;  ///< sum of the tasks' kernel run times (mean = task_seconds / tasks)
 };
 
 /// Turns the outcome recorded in a factorisation's context into a Status:

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "plan_command.hpp"
 #include "solve_command.hpp"
 #include "io/matrix_market.hpp"
 #include "sparse/generators.hpp"
@@ -27,6 +28,18 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
     return 1;
   }
   return 0;
+}
+
+/// Task-graph options shared by `solve` and `plan`.
+void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
+  app->add_option("--tile-size", a.tile_size, "order of the tiles of large fronts")->capture_default_str();
+  app->add_option("--tile-threshold", a.tile_threshold, "fronts of larger order are tiled")
+      ->capture_default_str();
+  app->add_option("--subtree-ratio", a.subtree_ratio,
+                  "fused subtrees weigh at most total work / (ratio x workers)")
+      ->capture_default_str();
+  app->add_flag("--no-fuse", a.no_fuse, "one task per front below the tiled fronts (no fused subtrees)");
+  app->add_flag("--no-tile", a.no_tile, "never tile a front");
 }
 
 /// Reports a bad argument value the parser could not check; exit status 2.
@@ -64,6 +77,20 @@ int main(int argc, char** argv) {
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")
       ->capture_default_str();
   solve->add_flag("--json", sa.json, "print one JSON object on stdout");
+  add_graph_options(solve, sa);
+
+  starfront::tools::SolveArgs pa;  // `plan` shares the analysis and graph options
+  std::string dot_out, json_out;
+  CLI::App* plan = app.add_subcommand("plan", "Compile and describe the task graph (no factorisation)");
+  plan->add_option("file", pa.file, "Matrix Market file (no FILE: the built-in 3D Laplacian 30^3)");
+  plan->add_option("--ordering", pa.ordering, "fill-reducing ordering (as for solve)")
+      ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
+      ->capture_default_str();
+  plan->add_option("--workers", pa.ncpu, "workers the subtree partition targets (-1: cores)")
+      ->capture_default_str();
+  plan->add_option("--dot", dot_out, "write the graph as Graphviz DOT to this file");
+  plan->add_option("--json", json_out, "write the graph as JSON to this file");
+  add_graph_options(plan, pa);
 
   std::string gen_kind, gen_out = "-";
   long long gen_n = 0;
@@ -88,6 +115,11 @@ int main(int argc, char** argv) {
     if (gen_kind == "laplace2d" && gen->count("--stencil"))
       return usage_error("generate: --stencil applies to laplace3d only");
     return generate(gen_kind, gen_n, stencil, gen_out);
+  }
+  if (*plan) {
+    if (std::string why = starfront::tools::check_solve_args(pa); !why.empty())
+      return usage_error("plan: " + why);
+    return starfront::tools::run_plan(pa, dot_out, json_out);
   }
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
     return usage_error("solve: " + why);

@@ -31,14 +31,6 @@ struct Report {
   Status status;
 };
 
-Status load_matrix(const SolveArgs& a, CscMatrix& A, std::string& source) {
-  if (a.file.empty()) {
-    source = "built-in 3D 7-point Laplacian 30^3 (no FILE given)";
-    return laplace3d(30, 7, A);
-  }
-  source = a.file;
-  return read_matrix_market(a.file, A);
-}
 
 Status load_rhs(const SolveArgs& a, const CscMatrix& A, std::vector<double>& B, idx_t& nrhs) {
   if (a.rhs.empty()) {  // b = A * 1
@@ -62,7 +54,7 @@ Status run(const SolveArgs& a, Report& r) {
   CscMatrix A;
   std::string source;
   auto t0 = clock_type::now();
-  Status st = load_matrix(a, A, source);
+  Status st = load_matrix(a.file, A, source);
   r.j["file"] = source;
   if (!st.ok()) return st;
   r.j["t_read_s"] = seconds_since(t0);
@@ -76,14 +68,10 @@ Status run(const SolveArgs& a, Report& r) {
   if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
 
   r.j["executor"] = a.executor;
-  AnalysisOptions ao;
-  ao.ordering = a.ordering == "natural"      ? OrderingMethod::natural
-                : a.ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
-                : a.ordering == "scotch-amd" ? OrderingMethod::scotch_amd
-                                             : OrderingMethod::scotch;
   r.j["ordering"] = a.ordering;
   Solver solver;
-  st = solver.analyse(A, ao);
+  const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
+  st = solver.analyse(A, analysis_options(a.ordering), graph_options(a, workers));
   if (!st.ok()) return st;
   const SymbolicFactor& S = solver.symbolic();
   r.j["t_analyse_s"] = solver.stats().t_analyse_s;
@@ -93,6 +81,12 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["flops_exact"] = S.flops_exact;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
+  const GraphStats gs = graph_stats(solver.graph());
+  nlohmann::json by_kind;
+  for (int k = 0; k < kTaskKinds; ++k) by_kind[task_kind_name(static_cast<TaskKind>(k))] = gs.by_kind[k];
+  r.j["tasks_by_kind"] = by_kind;
+  r.j["critical_path_flops"] = gs.critical_path_flops;
+  r.j["critical_path_est_s"] = gs.critical_path_seconds;
 
   // StarPU starts after the analysis: its workers would compete for the cores.
   std::unique_ptr<StarpuRuntime> rt;
@@ -113,6 +107,7 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["tasks"] = fs.tasks;
     r.j["t_factor_s"] = fs.seconds;
     r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
+    r.j["mean_task_s"] = fs.tasks > 0 ? fs.task_seconds / static_cast<double>(fs.tasks) : 0.0;
     if (!st.ok()) return st;
   }
   r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
@@ -159,6 +154,35 @@ void print_human(const nlohmann::json& j) {
 
 }  // namespace
 
+Status load_matrix(const std::string& file, CscMatrix& A, std::string& source) {
+  if (file.empty()) {
+    source = "built-in 3D 7-point Laplacian 30^3 (no FILE given)";
+    return laplace3d(30, 7, A);
+  }
+  source = file;
+  return read_matrix_market(file, A);
+}
+
+AnalysisOptions analysis_options(const std::string& ordering) {
+  AnalysisOptions ao;
+  ao.ordering = ordering == "natural"      ? OrderingMethod::natural
+                : ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
+                : ordering == "scotch-amd" ? OrderingMethod::scotch_amd
+                                           : OrderingMethod::scotch;
+  return ao;
+}
+
+GraphOptions graph_options(const SolveArgs& a, int workers) {
+  GraphOptions g;
+  g.workers = std::max(1, workers);
+  g.tile_size = a.tile_size;
+  g.tile_threshold = a.tile_threshold;
+  g.subtree_ratio = a.subtree_ratio;
+  g.fuse_subtrees = !a.no_fuse;
+  g.tile = !a.no_tile;
+  return g;
+}
+
 std::string check_solve_args(const SolveArgs& a) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   if (a.ncpu == 0 || a.ncpu < -1) return "--ncpu must be >= 1, or -1 for all cores";
@@ -169,6 +193,8 @@ std::string check_solve_args(const SolveArgs& a) {
   if (!(a.pivot_tol >= 0.0) || !std::isfinite(a.pivot_tol))
     return "--pivot-tol must be a finite number >= 0";
   if (a.repeat < 1) return "--repeat must be >= 1";
+  if (a.tile_size < 1 || a.tile_threshold < 1) return "--tile-size and --tile-threshold must be >= 1";
+  if (!(a.subtree_ratio > 0) || !std::isfinite(a.subtree_ratio)) return "--subtree-ratio must be > 0";
   if (a.executor == "starpu") {
     if (Status st = check_scheduler(a.sched); !st.ok()) return st.message;
   }
@@ -181,7 +207,8 @@ int run_solve(const SolveArgs& args) {
   for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
-                        "cpu_workers", "cuda_workers"})
+                        "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
+                        "critical_path_est_s", "mean_task_s", "min_pivot_ratio"})
     r.j[k] = nullptr;
   r.status = run(args, r);
   r.j["status"] = status_name(r.status.code);

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "analysis/symbolic.hpp"
+#include "plan/task_graph.hpp"
+
 namespace starfront::tools {
 
 /// Options of `starfront solve` (see main.cpp for their help texts).
@@ -18,7 +21,23 @@ struct SolveArgs {
   double pivot_tol = 1e-14;
   int repeat = 1;
   bool json = false;
+  // Task-graph options (plan/task_graph.hpp).
+  idx_t tile_size = 256;
+  idx_t tile_threshold = 512;
+  double subtree_ratio = 4.0;
+  bool no_fuse = false;
+  bool no_tile = false;
 };
+
+/// The task-graph options of a command line.
+GraphOptions graph_options(const SolveArgs& a, int workers);
+
+/// Reads FILE, or generates the built-in problem when `file` is empty;
+/// `source` says which.
+Status load_matrix(const std::string& file, CscMatrix& A, std::string& source);
+
+/// Analysis options of the --ordering value.
+AnalysisOptions analysis_options(const std::string& ordering);
 
 /// Checks the option values that the parser does not (worker counts,
 /// scheduler name, pivot tolerance, repeat count) before any work is done.

@@ -81,6 +81,7 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->task_seconds = ctx.task_seconds;
   }
   return context_status(P, ctx, F);
 }

@@ -107,6 +107,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->task_seconds = ctx.task_seconds;
   }
   if (!st.ok()) return st;
   return context_status(P, ctx, F);
