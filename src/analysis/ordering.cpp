@@ -1,5 +1,8 @@
 #include "analysis/ordering.hpp"
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>  // scotch.h uses FILE
 #include <limits>
@@ -54,6 +57,31 @@ constexpr const char* kScotchMinFillStrategy =
 // to stderr. starfront defines it instead (and does not link libscotcherr):
 // the message is kept for the Status, and the library prints nothing.
 thread_local std::string g_scotch_error;
+
+// Scotch's minimum-degree tree walk (hallOrderHxTree) recurses once per
+// vertex of a path-like elimination tree: a tridiagonal matrix of n = 1e5
+// overflowed the default 8 MiB stack. The ordering therefore runs on a thread
+// of its own with a stack of at least `bytes` (and 64 MiB).
+template <class F>
+void run_with_stack(std::size_t bytes, F&& body) {
+  struct Call {
+    F* f;
+    static void* run(void* p) {
+      (*static_cast<Call*>(p)->f)();
+      return nullptr;
+    }
+  } call{&body};
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool threaded = pthread_attr_init(&attr) == 0;
+  threaded = threaded && pthread_attr_setstacksize(&attr, std::max<std::size_t>(bytes, 64u << 20)) == 0;
+  threaded = threaded && pthread_create(&thread, &attr, &Call::run, &call) == 0;
+  pthread_attr_destroy(&attr);
+  if (threaded)
+    pthread_join(thread, nullptr);
+  else
+    body();  // no thread could be made: order on this one
+}
 
 Status scotch_failed(const char* what) {
   std::string msg = std::string("Scotch: ") + what + " failed";
@@ -158,11 +186,14 @@ Status order_scotch(const CscMatrix& A, std::vector<idx_t>& perm, ScotchMethod m
 
   std::vector<SCOTCH_Num> verttab, edgetab, peritab;
   build_adjacency(A, verttab, edgetab);
-  Status st = scotch_order_graph(
-      verttab, edgetab, peritab,
-      method == ScotchMethod::minimum_degree ? kScotchMinDegreeStrategy : kScotchStrategy);
-  if (!st.ok() && method == ScotchMethod::minimum_degree)
-    st = scotch_order_graph(verttab, edgetab, peritab, kScotchMinFillStrategy);
+  Status st;
+  run_with_stack(512 * static_cast<std::size_t>(n), [&] {
+    st = scotch_order_graph(
+        verttab, edgetab, peritab,
+        method == ScotchMethod::minimum_degree ? kScotchMinDegreeStrategy : kScotchStrategy);
+    if (!st.ok() && method == ScotchMethod::minimum_degree)
+      st = scotch_order_graph(verttab, edgetab, peritab, kScotchMinFillStrategy);
+  });
   if (!st.ok()) return st;
 
   // peritab[k] = original vertex at position k: exactly our perm convention.

@@ -414,7 +414,7 @@ Status not_symmetric(const std::string& src, idx_t i, idx_t j, const double* aij
   const std::string a = aij ? lhs + " = " + number_text(*aij) : lhs + " is missing";
   const std::string b = aji ? rhs + " = " + number_text(*aji) : rhs + " is missing";
   return Status::error(StatusCode::not_symmetric,
-                       src + ": 'general' matrix is not symmetric: " + a + " but " + b +
+                       src + ": matrix is not symmetric (a 'general' file, or a 'symmetric' file listing both triangles): " + a + " but " + b +
                            " (1-based indices, duplicates summed)");
 }
 
@@ -497,6 +497,16 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
   s = read_coordinate(cur, src, h, t);
   if (!s.ok()) return s;
   if (h.symmetry == Symmetry::general) return assemble_general(src, h.nrows, std::move(t), out);
+  // A symmetric file normally lists one triangle (mirrored here). One that
+  // lists entries on both sides of the diagonal holds both triangles: each
+  // off-diagonal entry must then come with its mirror (checked exactly, as
+  // for `general`), and it is counted once, not twice.
+  bool below = false, above = false;
+  for (std::size_t k = 0; k < t.rows.size(); ++k) {
+    below |= t.rows[k] > t.cols[k];
+    above |= t.rows[k] < t.cols[k];
+  }
+  if (below && above) return assemble_general(src, h.nrows, std::move(t), out);
   return lower_csc_from_triplets(h.nrows, t.rows, t.cols, t.vals, out);
 }
 

@@ -3,6 +3,7 @@
 // the conversion of per-front outcomes into one Status.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,19 @@ namespace starfront {
 struct FactorOptions {
   /// Relative pivot tolerance of Cholesky: the pivot d_jj (diagonal of the
   /// Schur complement when column j is eliminated) must be finite and
-  /// > pivot_tol·|a_jj|; otherwise the factorisation stops with
-  /// not_positive_definite naming column j. 0 refuses only d_jj <= 0 and NaN.
-  /// The default 1e-14 is about 45 ulps of relative cancellation: a column
-  /// that loses all but that much of its diagonal is numerically dependent on
-  /// the previous ones (a rank-deficient matrix), not a usable pivot.
-  double pivot_tol = 1e-14;
+  /// > tol·|a_jj|; otherwise the factorisation stops with
+  /// not_positive_definite naming column j. A negative value (the default)
+  /// means tol = n·ε (ε = 2.2e-16): rounding in the elimination of n columns
+  /// leaves a pivot of a singular matrix around that size relative to its
+  /// diagonal (measured: 2D grid Laplacians, singular, left pivots of 1e-14 to
+  /// 5e-14·|a_jj| at n = 1e3..1e4), while the real SPD matrices here keep
+  /// ratios above 1e-9. 0 refuses only d_jj <= 0 and NaN.
+  double pivot_tol = -1.0;
+
+  /// The tolerance used for a matrix of order n.
+  double effective_pivot_tol(idx_t n) const {
+    return pivot_tol >= 0 ? pivot_tol : static_cast<double>(std::max<idx_t>(n, 1)) * 2.220446049250313e-16;
+  }
 };
 
 /// The numeric Cholesky factor: the panels L_s of every front, concatenated

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cpu/blas.hpp"
@@ -78,6 +79,8 @@ double backward_error(const CscMatrix& A, const double* x, const double* b) {
   symmetric_matvec(A, x, r.data());
   double rn = 0, xn = 0, bn = 0;
   for (idx_t i = 0; i < A.n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(b[i]) || !std::isfinite(r[i]))
+      return std::numeric_limits<double>::infinity();
     rn = std::max(rn, std::fabs(r[i] - b[i]));
     xn = std::max(xn, std::fabs(x[i]));
     bn = std::max(bn, std::fabs(b[i]));

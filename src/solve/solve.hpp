@@ -15,7 +15,8 @@ namespace starfront {
 Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb);
 
 /// Normwise backward error of x for A x = b:
-///   ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞), 0 when the denominator is 0
+///   ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞), 0 when the denominator is 0, +∞ when
+/// x, b or A x has a non-finite entry (overflow must never look like success)
 /// (A is the lower CSC of a symmetric matrix; x, b of length n).
 double backward_error(const CscMatrix& A, const double* x, const double* b);
 

@@ -116,12 +116,17 @@ TEST(MatrixMarketRead, UpperTriangleGivesSameMatrix) {
   expect_same(read_ok(kTridiagUpper), tridiag());
 }
 
-TEST(MatrixMarketRead, BothTrianglesAreSummedIntoLower) {
-  // Documented behaviour: in a symmetric file an entry and its mirror add up.
-  const CscMatrix A = read_ok(
+TEST(MatrixMarketRead, BothTrianglesGiveTheSameMatrix) {
+  // A symmetric file listing both triangles: each entry with its mirror,
+  // counted once (not doubled); the result equals the one-triangle file.
+  expect_same(read_ok("%%MatrixMarket matrix coordinate real symmetric\n3 3 7\n1 1 4\n2 1 1\n"
+                      "1 2 1\n2 2 4\n3 2 1\n2 3 1\n3 3 4\n"),
+              tridiag());
+  // Mirrors that differ (or are missing) are refused, naming the pair.
+  const Status st = refuse(
       "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 1 0.5\n1 2 0.25\n");
-  ASSERT_EQ(A.nnz(), 2);
-  EXPECT_EQ(A.values[1], 0.75);
+  EXPECT_EQ(st.code, StatusCode::not_symmetric);
+  EXPECT_NE(st.message.find("a(2,1) = 0.5"), std::string::npos) << st.message;
 }
 
 TEST(MatrixMarketRead, BannerWithLeadingBlanks) {

@@ -120,6 +120,10 @@ Status run(const SolveArgs& a, Report& r) {
   for (idx_t c = 0; c < nrhs; ++c)
     berr = std::max(berr, backward_error(A, X.data() + c * A.n, B.data() + c * A.n));
   r.j["backward_error"] = berr;
+  if (!std::isfinite(berr))
+    return Status::error(StatusCode::runtime_error,
+                         "the solution or the right-hand side is not finite (overflow: the "
+                         "matrix or b is too badly scaled for double precision)");
   return Status::success();
 }
 
@@ -190,8 +194,8 @@ std::string check_solve_args(const SolveArgs& a) {
     return "--ncpu " + std::to_string(a.ncpu) + " exceeds the " + std::to_string(cores) +
            " hardware threads of this machine";
   if (a.ncuda < 0) return "--ncuda must be >= 0";
-  if (!(a.pivot_tol >= 0.0) || !std::isfinite(a.pivot_tol))
-    return "--pivot-tol must be a finite number >= 0";
+  if (!std::isfinite(a.pivot_tol) || (a.pivot_tol < 0 && a.pivot_tol != -1.0))
+    return "--pivot-tol must be a finite number >= 0, or -1 for n*eps";
   if (a.repeat < 1) return "--repeat must be >= 1";
   if (a.tile_size < 1 || a.tile_threshold < 1) return "--tile-size and --tile-threshold must be >= 1";
   if (!(a.subtree_ratio > 0) || !std::isfinite(a.subtree_ratio)) return "--subtree-ratio must be > 0";
@@ -201,8 +205,21 @@ std::string check_solve_args(const SolveArgs& a) {
   return {};
 }
 
+static int report(const SolveArgs& args, Report& r);
+
 int run_solve(const SolveArgs& args) {
   Report r;
+  try {
+    return report(args, r);
+  } catch (const std::bad_alloc&) {
+    r.status = Status::error(StatusCode::out_of_memory, "out of memory");
+    std::cerr << "starfront solve: out_of_memory: not enough memory for this problem\n";
+    return 1;
+  }
+}
+
+/// Runs the pipeline and prints the report; returns the exit status.
+static int report(const SolveArgs& args, Report& r) {
   // Every documented key is present; null where the run did not get that far.
   for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
@@ -218,7 +235,7 @@ int run_solve(const SolveArgs& args) {
     r.j["pivot"] = r.status.pivot;
   }
   if (args.json)
-    std::cout << r.j.dump() << std::endl;
+    std::cout << r.j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   else if (r.status.ok())
     print_human(r.j);
   if (!r.status.ok()) {

@@ -18,7 +18,7 @@ struct SolveArgs {
   int ncuda = 0;
   std::string sched = "lws";
   std::string executor = "starpu";
-  double pivot_tol = 1e-14;
+  double pivot_tol = -1.0;  ///< < 0: n·ε (FactorOptions)
   int repeat = 1;
   bool json = false;
   // Task-graph options (plan/task_graph.hpp).

@@ -2,6 +2,7 @@
 
 #include <starpu.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -53,9 +54,12 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
   FactorContext ctx;
-  ctx.pivot_tol = opts.pivot_tol;
+  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
   ctx.values = A.values.data();
 
+  idx_t max_buffers = 0;
+  for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
+  reserve_codelet_buffers(max_buffers);
   std::vector<starpu_data_handle_t> h = register_blocks(G, F);
   std::vector<idx_t> remaining(G.blocks.size(), 0);  // accesses not yet submitted
   for (const Access& a : G.accesses) ++remaining[a.block];

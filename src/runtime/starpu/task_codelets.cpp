@@ -1,6 +1,9 @@
 #include "runtime/starpu/task_codelets.hpp"
 
+#include <algorithm>
 #include <array>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace starfront {
@@ -21,6 +24,9 @@ double graph_task_cost(struct starpu_task* task, unsigned /*nimpl*/) {
   const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
   return 1e6 * estimate_seconds(a->graph->tasks[a->task]);
 }
+
+struct Codelets;
+Codelets& all_codelets();
 
 struct Codelets {
   std::array<struct starpu_perfmodel, kTaskKinds> models{};
@@ -44,11 +50,31 @@ struct Codelets {
   }
 };
 
+Codelets& all_codelets() {
+  static Codelets all;
+  return all;
+}
+
 }  // namespace
 
 struct starpu_codelet* task_codelet(TaskKind k) {
-  static Codelets all;
-  return &all.codelets[static_cast<int>(k)];
+  return &all_codelets().codelets[static_cast<int>(k)];
+}
+
+void reserve_codelet_buffers(idx_t nbuffers) {
+  // StarPU 1.4.10 reads codelet->nodes[i] (STARPU_NMAXBUFS = 8 entries) for
+  // every buffer i of a task unless codelet->dyn_nodes is set: give every
+  // codelet a dyn_nodes array of "no specific node" at least nbuffers long.
+  // Arrays only grow; a replaced one is kept (tasks in flight may read it).
+  static std::mutex m;
+  static std::vector<std::unique_ptr<int[]>> arrays;
+  static idx_t capacity = 0;
+  std::lock_guard<std::mutex> lock(m);
+  if (nbuffers <= capacity) return;
+  capacity = std::max<idx_t>(2 * capacity, std::max<idx_t>(nbuffers, 64));
+  arrays.emplace_back(new int[capacity]);
+  std::fill(arrays.back().get(), arrays.back().get() + capacity, STARPU_SPECIFIC_NODE_NONE);
+  for (auto& cl : all_codelets().codelets) cl.dyn_nodes = arrays.back().get();
 }
 
 }  // namespace starfront

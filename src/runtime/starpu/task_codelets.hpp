@@ -20,4 +20,9 @@ struct GraphTaskArgs {
 /// The codelet of task kind k.
 struct starpu_codelet* task_codelet(TaskKind k);
 
+/// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
+/// definition: works around StarPU reading a fixed 8-entry array). Call
+/// before submitting such tasks. Thread-safe.
+void reserve_codelet_buffers(idx_t nbuffers);
+
 }  // namespace starfront
