@@ -232,8 +232,11 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
 /* ----------------------------------------------------------- factorisation */
 
 typedef struct starfront_factor_options {
-  /** Relative pivot tolerance (>= 0): the pivot d_jj must be finite and
-   *  > pivot_tol·|a_jj|. Default 1e-14. */
+  /** Relative pivot tolerance: the pivot d_jj (Schur complement diagonal
+   *  when column j is eliminated) must be finite and > tol·|a_jj|, with
+   *  tol = pivot_tol when pivot_tol >= 0, and tol = n·ε (ε = 2.2e-16, n the
+   *  order) when pivot_tol < 0 (the default, -1). 0 refuses only d_jj <= 0
+   *  and NaN. Must be finite. */
   double pivot_tol;
 } starfront_factor_options;
 
@@ -247,7 +250,7 @@ starfront_status starfront_factor_options_init(starfront_factor_options* opts);
  *  must hold equal values.
  *  Errors: INVALID_ARGUMENT (NULL argument; a different description or
  *  pattern: the message names the first differing column or entry — analyse
- *  again; a non-finite value; pivot_tol < 0), NOT_SYMMETRIC (FULL: names the
+ *  again; a non-finite value; pivot_tol not finite), NOT_SYMMETRIC (FULL: names the
  *  first unequal pair), NOT_POSITIVE_DEFINITE (the error info gives the
  *  column in the caller's numbering and base, and the pivot),
  *  RUNTIME_ERROR (StarPU). After a failure F cannot solve until a

@@ -191,13 +191,14 @@ class Factor {
   Factor(const Factor&) = delete;
   Factor& operator=(const Factor&) = delete;
 
-  /// Factorises A (same description and pattern as analysed).
-  void factorize(const Matrix& A, double pivot_tol = 1e-14) {
+  /// Factorises A (same description and pattern as analysed). pivot_tol < 0:
+  /// the default n·ε (see starfront_factor_options).
+  void factorize(const Matrix& A, double pivot_tol = -1.0) {
     const starfront_factor_options o{pivot_tol};
     detail::check(starfront_factorize(f_, &A.desc, &o));
   }
   /// New values in the analysed entry order (nnz of the caller's arrays).
-  void refactorize(const double* values, double pivot_tol = 1e-14) {
+  void refactorize(const double* values, double pivot_tol = -1.0) {
     const starfront_factor_options o{pivot_tol};
     detail::check(starfront_refactorize(f_, values, &o));
   }

@@ -475,9 +475,9 @@ starfront_status read_factor_options(const char* fn, const starfront_factor_opti
   starfront_factor_options o;
   starfront_factor_options_init(&o);
   if (opts) o = *opts;
-  if (!(o.pivot_tol >= 0) || !std::isfinite(o.pivot_tol))
+  if (!std::isfinite(o.pivot_tol))
     return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": pivot_tol = " +
-                                                std::to_string(o.pivot_tol) + " must be finite and >= 0");
+                                                std::to_string(o.pivot_tol) + " must be finite");
   fo.pivot_tol = o.pivot_tol;
   return STARFRONT_OK;
 }
@@ -645,7 +645,7 @@ starfront_status starfront_analysis_options_init(starfront_analysis_options* opt
 starfront_status starfront_factor_options_init(starfront_factor_options* opts) {
   return guarded("starfront_factor_options_init", [&] {
     if (!opts) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_factor_options_init: opts is NULL");
-    opts->pivot_tol = starfront::FactorOptions{}.pivot_tol;
+    opts->pivot_tol = -1.0;  // n·ε (FactorOptions::effective_pivot_tol)
     return STARFRONT_OK;
   });
 }

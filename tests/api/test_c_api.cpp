@@ -291,8 +291,8 @@ TEST_F(CApi, BadArgumentsGiveClearErrors) {
   nan_values[2] = std::nan("");
   EXPECT_FAILS(starfront_refactorize(F, nan_values.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
                "values[2]");
-  const starfront_factor_options neg{-1.0};
-  EXPECT_FAILS(starfront_factorize(F, &ok.M, &neg), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
+  const starfront_factor_options inf{HUGE_VAL};
+  EXPECT_FAILS(starfront_factorize(F, &ok.M, &inf), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
   double b[3] = {1, 2, 3};
   EXPECT_FAILS(starfront_solve(F, 1, b, 3), STARFRONT_INVALID_ARGUMENT, "no successful factorisation");
   ASSERT_EQ(starfront_factorize(F, &ok.M, nullptr), STARFRONT_OK) << last_error();
