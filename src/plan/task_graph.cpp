@@ -23,6 +23,7 @@ class Builder {
     G_.tile_ptr.assign(ns, -1);
     G_.bounds_ptr.assign(ns + 1, 0);
     G_.cb_ptr.assign(ns + 1, 0);
+    subtree_last_.assign(ns, -1);
     choose_tiled();
     choose_subtrees();
     for (idx_t s = 0; s < ns; ++s) make_blocks(s);
@@ -63,7 +64,8 @@ class Builder {
       const idx_t p = S_.super_parent[s];
       if (p >= 0) work[p] += work[s], size[p] += size[s];
     }
-    const double limit = total / (o_.subtree_ratio * std::max(1, o_.workers));
+    const double limit =
+        std::max(total / (o_.subtree_ratio * std::max(1, o_.workers)), o_.min_subtree_flops);
     auto lighter = [&](idx_t a, idx_t b) { return work[a] < work[b]; };
     std::priority_queue<idx_t, std::vector<idx_t>, decltype(lighter)> heap(lighter);
     for (idx_t s = 0; s < ns; ++s)
@@ -79,12 +81,30 @@ class Builder {
       }
       layer.push_back(s);
     }
+    // Consecutive whole trees of the forest (disconnected parts of A) that
+    // are light are grouped into one task too: their fronts form one
+    // contiguous range of the postorder.
+    std::sort(layer.begin(), layer.end());
+    std::vector<std::pair<idx_t, idx_t>> groups;  // [first, last] ranges
+    double group_work = 0.0;
     for (idx_t r : layer) {
-      if (size[r] == 1) continue;  // a lone front stays a front task
-      const idx_t first = r - size[r] + 1;  // postorder: descendants are [first, r]
-      for (idx_t s = first; s <= r; ++s) {
+      const idx_t first = r - size[r] + 1;
+      const bool tree = S_.super_parent[r] < 0;
+      if (tree && !groups.empty() && groups.back().second == first - 1 &&
+          S_.super_parent[groups.back().second] < 0 && group_work + work[r] <= limit) {
+        groups.back().second = r;
+        group_work += work[r];
+      } else {
+        groups.emplace_back(first, r);
+        group_work = work[r];
+      }
+    }
+    for (const auto& [first, last] : groups) {
+      if (first == last) continue;  // a lone front stays a front task
+      for (idx_t s = first; s <= last; ++s) {
         G_.mode[s] = FrontMode::in_subtree;
         G_.subtree_first[s] = first;
+        subtree_last_[s] = last;
       }
     }
   }
@@ -137,10 +157,8 @@ class Builder {
     G_.cb_ptr[s + 1] = static_cast<idx_t>(G_.cb_blocks.size());
   }
 
-  bool is_subtree_root(idx_t s) const {
-    const idx_t p = S_.super_parent[s];
-    return p < 0 || G_.mode[p] != FrontMode::in_subtree || G_.subtree_first[p] != G_.subtree_first[s];
-  }
+  /// True for the last front of a fused group (the root of its subtree).
+  bool is_subtree_root(idx_t s) const { return subtree_last_[s] == s; }
 
   Task& new_task(TaskKind kind, idx_t front) {
     Task t;
@@ -251,6 +269,7 @@ class Builder {
     }
   }
 
+  std::vector<idx_t> subtree_last_;  // per front in a fused group: its last front
   const FrontPlan& P_;
   const SymbolicFactor& S_;
   const GraphOptions& o_;
@@ -286,10 +305,11 @@ const char* access_mode_name(AccessMode m) {
 }
 
 Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph& out) {
-  if (opts.tile_size < 1 || opts.tile_threshold < 1 || opts.workers < 0 || !(opts.subtree_ratio > 0))
+  if (opts.tile_size < 1 || opts.tile_threshold < 1 || opts.workers < 0 || !(opts.subtree_ratio > 0) ||
+      !(opts.min_subtree_flops >= 0))
     return Status::error(StatusCode::invalid_argument,
                          "task graph options: tile_size, tile_threshold and subtree_ratio must be "
-                         "positive, workers >= 0");
+                         "positive, workers and min_subtree_flops >= 0");
   GraphOptions o = opts;
   if (o.workers == 0) o.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   TaskGraph G;

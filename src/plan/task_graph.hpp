@@ -22,8 +22,10 @@
 // for qr_mumps's and MUMPS's subtree layers: start from the roots; while the
 // heaviest subtree of the current layer weighs more than total/(subtree_ratio
 // · workers), replace it by its children (its root becomes an ordinary front
-// task). Every subtree left in the layer is one task. Tiled fronts are never
-// inside a subtree.
+// task), unless it weighs at most min_subtree_flops. Every subtree left in
+// the layer is one task; consecutive light whole trees of the forest
+// (disconnected parts of A) are grouped into one task as well. Tiled fronts
+// are never inside a subtree.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,10 @@ namespace starfront {
 struct GraphOptions {
   int workers = 0;             ///< workers the partition should keep busy (0: hardware threads)
   double subtree_ratio = 4.0;  ///< layer subtrees weigh at most total/(ratio·workers)
+  /// A subtree of at most this many flops is never split (about 0.5 ms on one
+  /// core, a hundred times the cost of a task): splitting it would only add
+  /// task overhead (chains of tiny fronts, whole small problems).
+  double min_subtree_flops = 1e6;
   bool fuse_subtrees = true;   ///< false: one task per front (the reference graph)
   idx_t tile_threshold = 512;  ///< fronts of larger order are tiled
   idx_t tile_size = 256;       ///< order of the tiles
@@ -79,7 +85,8 @@ struct Access {
 
 /// One task. For tile kernels, (i, j, k) are tile indices inside `front`
 /// (potrf: k; trsm: i, k; syrk: j, k; gemm: i, j, k); assemble: j; extend_add:
-/// `child` and parent block column j; subtree: fronts [first_front, front].
+/// `child` and parent block column j; subtree: fronts [first_front, front]
+/// (one subtree, or several consecutive whole trees of the forest).
 struct Task {
   TaskKind kind;
   idx_t front;

@@ -47,6 +47,7 @@ GraphOptions tiny_tiles(idx_t threshold, idx_t size, double ratio) {
   o.tile_size = size;
   o.subtree_ratio = ratio;
   o.workers = 2;
+  o.min_subtree_flops = 0;  // small test matrices: let the layer split
   return o;
 }
 
