@@ -2,9 +2,8 @@
 // CHOLMOD's supernodal factorisation, in one process, on the same matrix:
 // CHOLMOD once with its default ordering and once with starfront's
 // permutation given as the user ordering (same fill). Median of --repeat
-// timings each (after one warm-up). CHOLMOD gets every core through
-// OpenBLAS's threads; starfront gets them as StarPU workers (one BLAS thread
-// each). Prints a Markdown table row per input.
+// timings each (after one warm-up). CHOLMOD gets as many OpenBLAS threads
+// as starfront has StarPU CPU workers (one BLAS thread each). Prints a Markdown table row per input.
 // Usage: factor_bench [--repeat K] [--ncpu N] [--sched S] INPUT...
 //   INPUT: a Matrix Market file, or lap3d:N[:27] / lap2d:N (generated).
 #include <cholmod.h>
@@ -51,10 +50,11 @@ struct CholmodRun {
 
 /// CHOLMOD supernodal: analyse (default ordering, or `perm` as given), then
 /// `repeat` factorisations after a warm-up; backward error of A x = A*1.
-CholmodRun run_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm, int repeat) {
-  // CHOLMOD parallelises through OpenBLAS: give it every core (starfront's
-  // runtime set one BLAS thread per worker; its workers are paused now).
-  openblas_set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));
+CholmodRun run_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm, int repeat, int threads) {
+  // CHOLMOD parallelises through OpenBLAS: give it as many threads as
+  // starfront has workers (starfront's runtime set one BLAS thread per
+  // worker; its workers are paused now).
+  openblas_set_num_threads(threads);
   cholmod_common c;
   cholmod_start(&c);
   c.supernodal = CHOLMOD_SUPERNODAL;
@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
     s.solve(x.data(), 1, std::max<idx_t>(1, A.n));
     const double berr = backward_error(A, x.data(), b.data());
     const double ts = median(t);
-    const CholmodRun same = run_cholmod(A, &s.symbolic().perm, repeat);
-    const CholmodRun own = run_cholmod(A, nullptr, repeat);
+    const CholmodRun same = run_cholmod(A, &s.symbolic().perm, repeat, rt->cpu_workers());
+    const CholmodRun own = run_cholmod(A, nullptr, repeat, rt->cpu_workers());
     std::string name = in.substr(in.find_last_of('/') + 1);
     std::printf("| %s | %lld | %lld | %.0f | %.3g | %.4f | %.4f | %.2f | %.4f | %.2f | %lld | %lld | %.1e | %.1e |\n",
                 name.c_str(), static_cast<long long>(A.n), static_cast<long long>(s.symbolic().nnz_l_exact),

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the GPU machine: unpacks .device/bundle.tar.xz and runs factor_bench on
+# two cores (taskset -c 0,1: the 2-core comparison of bench/README.md, on an
+# otherwise idle machine), writing the table under $OUT.
+# Usage (device run, carry .device): bash tools/device/run-bench.sh [INPUT...]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+work=/tmp/starfront-bundle
+rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$root/.device/bundle.tar.xz"
+b=$work/bundle
+export LD_LIBRARY_PATH=$b/lib:${LD_LIBRARY_PATH:-}
+export STARPU_SILENT=1 STARPU_HOME=$work STARPU_WORKERS_CPUID="0 1"
+out=${OUT:-/tmp}
+inputs=("$@")
+[ ${#inputs[@]} -gt 0 ] || inputs=("$b"/data/spd/*.mtx lap3d:30 lap3d:50 lap3d:40:27 lap2d:1000)
+nproc; uname -r
+taskset -c 0,1 "$b/bin/factor_bench" --repeat 5 --ncpu 2 "${inputs[@]}" 2>&1 | tee "$out/factor_bench.md"
