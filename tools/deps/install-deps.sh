@@ -13,7 +13,7 @@ pkgs=(build-essential cmake pkg-config dpkg-dev ca-certificates
       libscotch-dev libhwloc-dev libopenblas-dev liblapacke-dev
       libfxt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
       libfmt-dev libsuitesparse-dev gnuplot-nox
-      autoconf automake libtool)
+      autoconf automake libtool clang libclang-rt-14-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do
