@@ -4,7 +4,8 @@
 // permutation given as the user ordering (same fill). Median of --repeat
 // timings each (after one warm-up). CHOLMOD gets as many OpenBLAS threads
 // as starfront has StarPU CPU workers (one BLAS thread each). Prints a Markdown table row per input.
-// Usage: factor_bench [--repeat K] [--ncpu N] [--sched S] INPUT...
+// Usage: factor_bench [--repeat K] [--ncpu N] [--sched S] [--no-own-ordering] INPUT...
+//   --no-own-ordering: skip CHOLMOD with its own ordering (its columns read 0).
 //   INPUT: a Matrix Market file, or lap3d:N[:27] / lap2d:N (generated).
 #include <cholmod.h>
 
@@ -100,12 +101,14 @@ CholmodRun run_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm, int r
 
 int main(int argc, char** argv) {
   int repeat = 5, ncpu = -1;
+  bool own_ordering = true;
   std::string sched = "lws";
   std::vector<std::string> inputs;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
+    else if (!std::strcmp(argv[a], "--no-own-ordering")) own_ordering = false;
     else inputs.push_back(argv[a]);
   }
   std::unique_ptr<StarpuRuntime> rt;
@@ -143,7 +146,8 @@ int main(int argc, char** argv) {
     const double berr = backward_error(A, x.data(), b.data());
     const double ts = median(t);
     const CholmodRun same = run_cholmod(A, &s.symbolic().perm, repeat, rt->cpu_workers());
-    const CholmodRun own = run_cholmod(A, nullptr, repeat, rt->cpu_workers());
+    CholmodRun own;
+    if (own_ordering) own = run_cholmod(A, nullptr, repeat, rt->cpu_workers());
     std::string name = in.substr(in.find_last_of('/') + 1);
     std::printf("| %s | %lld | %lld | %.0f | %.3g | %.4f | %.4f | %.2f | %.4f | %.2f | %lld | %lld | %.1e | %.1e |\n",
                 name.c_str(), static_cast<long long>(A.n), static_cast<long long>(s.symbolic().nnz_l_exact),
