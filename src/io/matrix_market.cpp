@@ -451,6 +451,16 @@ Status assemble_general(const std::string& src, idx_t n, Triplets&& t, CscMatrix
   return s;
 }
 
+/// Every value read is finite, but duplicates (or an entry and its mirror)
+/// are summed, and a sum can overflow: refused like a non-finite value.
+Status sum_not_finite(const std::string& src, idx_t i, idx_t j) {
+  return Status::error(StatusCode::parse_error,
+                       src + ": the entries at (" + std::to_string(i + 1) + ", " +
+                           std::to_string(j + 1) +
+                           ") sum to a value that is not finite (duplicates are summed; the sum "
+                           "overflows)");
+}
+
 Status refuse_kind(const std::string& src, const Header& h, const std::string& what) {
   return fail_at(StatusCode::unsupported, src, h.banner_line, what);
 }
@@ -496,7 +506,6 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
   Triplets t;
   s = read_coordinate(cur, src, h, t);
   if (!s.ok()) return s;
-  if (h.symmetry == Symmetry::general) return assemble_general(src, h.nrows, std::move(t), out);
   // A symmetric file normally lists one triangle (mirrored here). One that
   // lists entries on both sides of the diagonal holds both triangles: each
   // off-diagonal entry must then come with its mirror (checked exactly, as
@@ -506,8 +515,16 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
     below |= t.rows[k] > t.cols[k];
     above |= t.rows[k] < t.cols[k];
   }
-  if (below && above) return assemble_general(src, h.nrows, std::move(t), out);
-  return lower_csc_from_triplets(h.nrows, t.rows, t.cols, t.vals, out);
+  CscMatrix A;
+  if (h.symmetry == Symmetry::general || (below && above))
+    s = assemble_general(src, h.nrows, std::move(t), A);
+  else
+    s = lower_csc_from_triplets(h.nrows, t.rows, t.cols, t.vals, A);
+  for (idx_t j = 0; s.ok() && j < A.n; ++j)
+    for (idx_t p = A.colptr[j]; s.ok() && p < A.colptr[j + 1]; ++p)
+      if (!std::isfinite(A.values[p])) s = sum_not_finite(src, A.rowind[p], j);
+  if (s.ok()) out = std::move(A);
+  return s;
 }
 
 /// Reads the entries of a `coordinate` file into a zero-filled column-major array.
@@ -522,6 +539,9 @@ Status read_coordinate_dense(LineCursor& cur, const std::string& src, const Head
   values.assign(static_cast<std::size_t>(h.nrows * h.ncols), 0.0);
   for (std::size_t k = 0; k < t.rows.size(); ++k)
     values[static_cast<std::size_t>(t.rows[k] + t.cols[k] * h.nrows)] += t.vals[k];
+  for (std::size_t k = 0; k < t.rows.size(); ++k)
+    if (!std::isfinite(values[static_cast<std::size_t>(t.rows[k] + t.cols[k] * h.nrows)]))
+      return sum_not_finite(src, t.rows[k], t.cols[k]);
   return Status::success();
 }
 

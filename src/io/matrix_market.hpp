@@ -38,7 +38,8 @@ struct MatrixMarketInfo {
 /// (a(i,j) == a(j,i), a missing counterpart counts as a mismatch).
 /// Errors: io_error (cannot open/read), parse_error (banner, size line, index
 /// out of 1..n, entry count differing from the size line, value that does not
-/// parse or is not finite, trailing text), unsupported (array, complex,
+/// parse or is not finite, summed duplicates that overflow (the message names
+/// the position), trailing text), unsupported (array, complex,
 /// hermitian, skew-symmetric, non-square), not_symmetric (message gives one
 /// offending pair, 1-based, with both values), out_of_memory. `out` is left
 /// untouched on error. `info`, when non-null, is filled once the size line has

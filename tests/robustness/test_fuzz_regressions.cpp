@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "fuzz_checks.hpp"
+#include "io/matrix_market.hpp"
 
 namespace starfront {
 namespace {
@@ -46,6 +48,34 @@ TEST(FuzzRegressions, MatrixMarketCorpusAndRegressions) {
 TEST(FuzzRegressions, CscSolveCorpusAndRegressions) {
   EXPECT_GE(replay("corpus", "csc_solve", fuzz::check_csc_solve), 5);
   replay("regressions", "csc_solve", fuzz::check_csc_solve);
+}
+
+// Found while fuzzing the reader: every value is finite but duplicates (or an
+// entry and its mirror) summed to infinity, which the reader used to accept
+// (the factorisation then refused "entry (1, 1) of A is not finite").
+TEST(FuzzRegressions, DuplicatesSummingToInfinityAreRefusedByTheReaders) {
+  const std::string sym =
+      "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1e308\n1 1 1e308\n2 2 1\n";
+  const std::string mirrored =  // both triangles: (2,1) and (1,2) summed, twice each
+      "%%MatrixMarket matrix coordinate real general\n2 2 6\n1 1 1\n2 2 1\n"
+      "2 1 9e307\n2 1 9e307\n1 2 9e307\n1 2 9e307\n";
+  for (const std::string& text : {sym, mirrored}) {
+    std::istringstream in(text);
+    CscMatrix A;
+    A.n = 99;
+    const Status st = read_matrix_market(in, "sum.mtx", A);
+    EXPECT_EQ(st.code, StatusCode::parse_error) << st.message;
+    EXPECT_NE(st.message.find("not finite"), std::string::npos) << st.message;
+    EXPECT_EQ(A.n, 99) << "output modified on error";
+  }
+  std::istringstream in("%%MatrixMarket matrix coordinate real general\n2 1 2\n2 1 -1.7e308\n"
+                        "2 1 -1.7e308\n");
+  idx_t m = -1, n = -1;
+  std::vector<double> values;
+  const Status st = read_dense_matrix(in, "dense.mtx", m, n, values);
+  EXPECT_EQ(st.code, StatusCode::parse_error) << st.message;
+  EXPECT_NE(st.message.find("(2, 1)"), std::string::npos) << st.message;
+  EXPECT_EQ(m, -1);
 }
 
 }  // namespace
