@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -17,9 +18,12 @@ struct CliRun {
   std::string err;
 };
 
-/// Runs `starfront ARGS`, capturing stdout and stderr.
+/// Runs `starfront ARGS`, capturing stdout and stderr. The stderr file is
+/// private to the test process (CTest runs the tests in parallel).
 CliRun run(const std::string& args) {
-  const std::string err_file = std::string(STARFRONT_TEST_TMPDIR) + "/cli_stderr.txt";
+  const std::string err_file = std::string(STARFRONT_TEST_TMPDIR) + "/cli_stderr_" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                               "_" + std::to_string(getpid()) + ".txt";
   const std::string cmd = std::string(STARFRONT_CLI) + " " + args + " 2>" + err_file;
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -29,8 +33,11 @@ CliRun run(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  {
+    std::ifstream e(err_file);
+    r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  }
+  std::remove(err_file.c_str());
   return r;
 }
 
