@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -164,25 +165,38 @@ starfront_status read_ptr(const char* fn, Description& d) {
   return STARFRONT_OK;
 }
 
+/// The integer stored in a C enum field, read without loading it as the C++
+/// enum type: a caller's out-of-range value (any int is legal in C) must be
+/// refused, not be undefined behaviour here.
+template <class E>
+int enum_int(const E& field) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 /// Validates A's description and its pointer array; sets d.nnz.
 starfront_status read_description(const char* fn, const starfront_matrix* A, Description& d) {
   const std::string f(fn);
   if (!A) return fail(STARFRONT_INVALID_ARGUMENT, f + ": the matrix A is NULL");
   d.n = A->n;
-  d.format = A->format;
-  d.triangle = A->triangle;
-  d.itype = A->index_type;
   d.base = A->base;
   d.ptr = A->ptr;
   d.ind = A->ind;
+  const int format = enum_int(A->format), triangle = enum_int(A->triangle);
+  const int itype = enum_int(A->index_type);
   if (d.n < 0) return fail(STARFRONT_INVALID_ARGUMENT, f + ": n = " + str(d.n) + " is negative");
-  if (d.format != STARFRONT_CSC && d.format != STARFRONT_CSR)
+  if (format != STARFRONT_CSC && format != STARFRONT_CSR)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": format must be STARFRONT_CSC or STARFRONT_CSR");
-  if (d.triangle != STARFRONT_LOWER && d.triangle != STARFRONT_UPPER && d.triangle != STARFRONT_FULL)
+  if (triangle != STARFRONT_LOWER && triangle != STARFRONT_UPPER && triangle != STARFRONT_FULL)
     return fail(STARFRONT_INVALID_ARGUMENT,
                 f + ": triangle must be STARFRONT_LOWER, STARFRONT_UPPER or STARFRONT_FULL");
-  if (d.itype != STARFRONT_INT32 && d.itype != STARFRONT_INT64)
+  if (itype != STARFRONT_INT32 && itype != STARFRONT_INT64)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": index_type must be STARFRONT_INT32 or STARFRONT_INT64");
+  d.format = static_cast<starfront_format>(format);
+  d.triangle = static_cast<starfront_triangle>(triangle);
+  d.itype = static_cast<starfront_index_type>(itype);
   if (d.base != 0 && d.base != 1)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": base = " + str(d.base) + " must be 0 or 1");
   if (d.itype == STARFRONT_INT32 && d.n > std::numeric_limits<int32_t>::max())
@@ -373,14 +387,14 @@ starfront_status read_analysis_options(const char* fn, const starfront_analysis_
   starfront_analysis_options_init(&o);
   if (opts) o = *opts;
   const std::string f(fn);
-  switch (o.ordering) {
+  switch (enum_int(o.ordering)) {
     case STARFRONT_ORDERING_AUTO: ao.ordering = OrderingMethod::scotch; break;
     case STARFRONT_ORDERING_SCOTCH_ND: ao.ordering = OrderingMethod::scotch_nd; break;
     case STARFRONT_ORDERING_SCOTCH_AMD: ao.ordering = OrderingMethod::scotch_amd; break;
     case STARFRONT_ORDERING_NATURAL: ao.ordering = OrderingMethod::natural; break;
     case STARFRONT_ORDERING_USER: ao.ordering = OrderingMethod::user; break;
     default:
-      return fail(STARFRONT_INVALID_ARGUMENT, f + ": unknown ordering " + str(o.ordering));
+      return fail(STARFRONT_INVALID_ARGUMENT, f + ": unknown ordering " + str(enum_int(o.ordering)));
   }
   if (o.amalgamate != 0 && o.amalgamate != 1)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 or 1");

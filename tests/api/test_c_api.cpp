@@ -439,7 +439,13 @@ TEST_F(CApi, ThousandRefactorizeSolveCyclesKeepMemoryFlat) {
     if (cycle == 100) rss_100 = resident_bytes();
   }
   const int64_t growth = resident_bytes() - rss_100;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in its quarantine (256 MiB): RSS
+  // grows by design there; LeakSanitizer checks for leaks at exit instead.
+  (void)growth;
+#else
   EXPECT_LT(growth, 2 << 20) << "RSS grew by " << growth << " bytes over 900 cycles";
+#endif
 }
 
 TEST_F(CApi, EmptyMatrix) {
