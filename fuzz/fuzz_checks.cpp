@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string_view>
@@ -71,6 +72,13 @@ std::string check_solution(const CscMatrix& A, const CoreFactor& c) {
   symmetric_matvec(A, x_true.data(), b.data());
   std::vector<double> x = b;
   const Status st = solve_in_place(c.F, x.data(), 1, std::max<idx_t>(1, A.n));
+  if (!all_finite(b)) {  // A·x_true overflowed: the solve must refuse b
+    if (st.code != StatusCode::invalid_argument ||
+        std::memcmp(x.data(), b.data(), b.size() * sizeof(double)) != 0)
+      return fail("a non-finite right-hand side was not refused (or B was modified)", st);
+    return "";
+  }
+  // The exact solution x_true is small: nothing may overflow.
   if (!st.ok()) return fail("solve failed after a successful factorisation", st);
   if (!all_finite(x)) return "solve returned a non-finite value after a successful factorisation";
   const double berr = backward_error(A, x.data(), b.data());
@@ -337,7 +345,8 @@ std::string check_csc_solve(const std::uint8_t* data, std::size_t size) {
       if (i != j) rowsum[j] += std::fabs(v);
     }
     if (dominant)
-      for (idx_t i = 0; i < n; ++i) rows.push_back(i), cols.push_back(i), vals.push_back(rowsum[i] + 1);
+      for (idx_t i = 0; i < n; ++i)
+        rows.push_back(i), cols.push_back(i), vals.push_back(rowsum[i] + 1);
     const Status st = lower_csc_from_triplets(n, rows, cols, vals, A);
     if (!st.ok()) return fail("lower_csc_from_triplets refused indices in range", st);
     valid = check_lower_csc(A);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "cpu/blas.hpp"
@@ -64,11 +65,25 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) 
                              std::to_string(nrhs) + ", ldb=" + std::to_string(ldb) + ")");
   if (P.n == 0 || nrhs == 0) return Status::success();
   const std::vector<idx_t>& perm = P.symbolic->perm;
+  for (idx_t c = 0; c < nrhs; ++c)
+    for (idx_t i = 0; i < P.n; ++i)
+      if (!std::isfinite(B[i + c * ldb]))
+        return Status::error(StatusCode::invalid_argument,
+                             "solve: entry " + std::to_string(i + 1) + " of right-hand side " +
+                                 std::to_string(c + 1) + " is not finite");
   std::vector<double> X(P.n * nrhs), W;
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
   forward(P, F.Lx.data(), X.data(), nrhs, W);
   backward(P, F.Lx.data(), X.data(), nrhs, W);
+  for (idx_t c = 0; c < nrhs; ++c)
+    for (idx_t k = 0; k < P.n; ++k)
+      if (!std::isfinite(X[k + c * P.n]))
+        return Status::error(StatusCode::runtime_error,
+                             "solve: entry " + std::to_string(perm[k] + 1) + " of solution " +
+                                 std::to_string(c + 1) +
+                                 " overflows (not finite): the matrix or the right-hand side is "
+                                 "too badly scaled for double precision; B is left unchanged");
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) B[perm[k] + c * ldb] = X[k + c * P.n];
   return Status::success();

@@ -11,7 +11,11 @@ namespace starfront {
 /// factor F. Sequential: a forward pass over the fronts in postorder
 /// (TRSM on L11, GEMM with L21), then a backward pass in reverse.
 /// Preconditions (checked: invalid_argument): F was factorised successfully,
-/// nrhs >= 0, ldb >= max(1, n).
+/// nrhs >= 0, ldb >= max(1, n), every entry of B finite (the message names
+/// the first that is not). A solution that overflows (an entry not finite:
+/// a matrix or right-hand side too badly scaled for double precision) is
+/// refused with runtime_error naming the entry, never returned as a success.
+/// B is left unchanged on every error.
 Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb);
 
 /// Normwise backward error of x for A x = b:

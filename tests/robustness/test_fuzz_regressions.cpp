@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/solver.hpp"
 #include "fuzz_checks.hpp"
 #include "io/matrix_market.hpp"
 
@@ -76,6 +78,32 @@ TEST(FuzzRegressions, DuplicatesSummingToInfinityAreRefusedByTheReaders) {
   EXPECT_EQ(st.code, StatusCode::parse_error) << st.message;
   EXPECT_NE(st.message.find("(2, 1)"), std::string::npos) << st.message;
   EXPECT_EQ(m, -1);
+}
+
+// Found while fuzzing (a right-hand side A·x that overflowed): the solve
+// returned a non-finite solution with a success status. It now refuses a
+// non-finite right-hand side (invalid_argument) and a solution that
+// overflows (runtime_error), leaving B unchanged.
+TEST(FuzzRegressions, SolveRefusesNonFiniteRightHandSidesAndOverflow) {
+  CscMatrix A;
+  ASSERT_TRUE(lower_csc_from_triplets(2, {0, 1}, {0, 1}, {1e-300, 1e308}, A).ok());
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  std::vector<double> b = {1e-300, 1e308};  // x = (1, 1)
+  ASSERT_TRUE(solver.solve(b.data(), 1, 2).ok());
+  EXPECT_EQ(b, (std::vector<double>{1, 1}));
+  b = {1e300, 1.0};  // x(1) = 1e600
+  Status st = solver.solve(b.data(), 1, 2);
+  EXPECT_EQ(st.code, StatusCode::runtime_error) << st.message;
+  EXPECT_NE(st.message.find("entry 1 of solution 1 overflows"), std::string::npos) << st.message;
+  EXPECT_EQ(b, (std::vector<double>{1e300, 1.0}));
+  b = {1.0, 1.0, 1.0, HUGE_VAL};  // two right-hand sides, the second with +inf
+  st = solver.solve(b.data(), 2, 2);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument) << st.message;
+  EXPECT_NE(st.message.find("entry 2 of right-hand side 2 is not finite"), std::string::npos)
+      << st.message;
+  EXPECT_EQ(b[0], 1.0);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ struct Outcome {
 /// Checks on the way that the permutation is a bijection of 0..n-1 and that
 /// a refused factorisation leaves a solver that refuses to solve.
 Outcome run(const CscMatrix& A, OrderingMethod ordering, const std::vector<double>& b,
-        bool amalgamate = true, const GraphOptions& graph = GraphOptions{}) {
+            bool amalgamate = true, const GraphOptions& graph = GraphOptions{}) {
   Outcome r;
   Solver solver;
   AnalysisOptions ao;
@@ -314,14 +314,16 @@ TEST_F(HostileInputs, Item09_DegenerateShapes) {
 // returned (solve refuses after the failed factorisation: run() checks it).
 TEST_F(HostileInputs, Item10_ZeroLastPivotQuietError) {
   std::string text = kBanner + "10 10 10\n";
-  for (int i = 1; i <= 10; ++i) text += std::to_string(i) + " " + std::to_string(i) + (i < 10 ? " 1\n" : " 0\n");
+  for (int i = 1; i <= 10; ++i)
+    text += std::to_string(i) + " " + std::to_string(i) + (i < 10 ? " 1\n" : " 0\n");
   rt_.reset();
   fflush(stdout);
   ::testing::internal::CaptureStdout();
   start("lws", 2);
   const CscMatrix A = read_ok(text);
   std::vector<Outcome> runs;
-  for (const NamedOrdering& o : kOrderings) runs.push_back(run(A, o.method, std::vector<double>(10, 1.0)));
+  for (const NamedOrdering& o : kOrderings)
+    runs.push_back(run(A, o.method, std::vector<double>(10, 1.0)));
   rt_.reset();
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(out, "") << "the library printed on stdout";

@@ -126,7 +126,8 @@ TEST_F(Stability, RefactoriseSolveCyclesKeepMemoryFlat) {
   Memory base;
   for (int cycle = 1; cycle <= kCycles; ++cycle) {
     // New values on the same pattern: the diagonal shifted by 0..0.6.
-    for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] = A_.values[A_.colptr[j]] + 0.1 * (cycle % 7);
+    for (idx_t j = 0; j < A.n; ++j)
+      A.values[A.colptr[j]] = A_.values[A_.colptr[j]] + 0.1 * (cycle % 7);
     const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
     ASSERT_TRUE(st.ok()) << "cycle " << cycle << ": " << st.message;
     solve_and_check(solver, A, cycle);
