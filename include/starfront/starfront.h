@@ -272,7 +272,9 @@ starfront_status starfront_refactorize(starfront_factor* F, const double* values
  *  (column k starts at B + k·ldb), in the caller's row numbering. Runs in the
  *  calling thread (sequential supernodal substitution).
  *  Errors: INVALID_ARGUMENT (F NULL; no successful factorisation; nrhs < 0;
- *  ldb < max(1, n); B NULL while n·nrhs > 0). */
+ *  ldb < max(1, n); B NULL while n·nrhs > 0; a non-finite entry in B);
+ *  RUNTIME_ERROR (the solution overflows double precision). B is left
+ *  unchanged on any error. */
 starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, int64_t ldb);
 
 /* ------------------------------------------------------- information, free */
