@@ -1,6 +1,7 @@
 // Seeded random test matrices (header-only, tests only).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -65,6 +66,16 @@ inline std::vector<double> random_vector(idx_t n, std::uint64_t seed) {
   for (double& x : v) x = u(rng);
   if (n > 0) v[0] += 2.0;
   return v;
+}
+
+/// max|a - b| / max|b| (max|a - b| when b is zero).
+inline double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num = std::max(num, std::fabs(a[i] - b[i]));
+    den = std::max(den, std::fabs(b[i]));
+  }
+  return den > 0 ? num / den : num;
 }
 
 }  // namespace starfront::testing

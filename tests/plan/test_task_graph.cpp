@@ -122,14 +122,7 @@ std::vector<double> solve_with(const TaskGraph& G, const CscMatrix& A, std::uint
   return x;
 }
 
-double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num = std::max(num, std::fabs(a[i] - b[i]));
-    den = std::max(den, std::fabs(b[i]));
-  }
-  return den > 0 ? num / den : num;
-}
+using testing::rel_diff;
 
 TEST(TaskGraph, InvariantsAndNumericsOnRandomTrees) {
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {

@@ -45,14 +45,7 @@ std::vector<double> dense_solve(const CscMatrix& A, const std::vector<double>& b
   return x;
 }
 
-double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num = std::max(num, std::fabs(a[i] - b[i]));
-    den = std::max(den, std::fabs(b[i]));
-  }
-  return den > 0 ? num / den : num;
-}
+using testing::rel_diff;
 
 class StarpuTest : public ::testing::Test {
  protected:
