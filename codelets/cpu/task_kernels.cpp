@@ -73,11 +73,13 @@ idx_t tile_of(const TaskGraph& G, idx_t s, idx_t pos) {
   return static_cast<idx_t>(std::upper_bound(b, b + G.ntiles(s) + 1, pos) - b) - 1;
 }
 
-/// Zeroes tiles (I, J), I >= J, and adds A's entries of block column J.
+/// Zeroes tiles (I, J), I >= J, and adds A's entries of block column J. The
+/// tiles are the task's first ntiles - J accesses; further accesses (the
+/// children's contribution blocks, read only for ordering) are not touched.
 void assemble(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
   const FrontPlan& P = *G.plan;
   const idx_t s = t.front, J = t.j, m = P.front_order(s);
-  for (idx_t a = 0; a < t.acc_end - t.acc_begin; ++a) {
+  for (idx_t a = 0; a < G.ntiles(s) - J; ++a) {
     const Block& b = block_of(G, t, a);
     for (idx_t c = 0; c < b.cols; ++c) std::fill(ptrs[a] + c * b.ld, ptrs[a] + c * b.ld + b.rows, 0.0);
   }

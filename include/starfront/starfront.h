@@ -198,6 +198,16 @@ typedef enum starfront_ordering {
   STARFRONT_ORDERING_USER = 4        /**< user_perm (then the assembly-tree postorder) */
 } starfront_ordering;
 
+/** How contribution blocks share memory ("slots", planned at analysis over
+ *  the task submission order so that reuse is safe in any execution order;
+ *  see DESIGN.md). */
+typedef enum starfront_slot_policy {
+  STARFRONT_SLOTS_DAG = 0,       /**< reuse only where the task graph already orders it (default) */
+  STARFRONT_SLOTS_PRIVATE = 1,   /**< one slot per contribution block: no reuse */
+  STARFRONT_SLOTS_BUDGET = 2,    /**< fit in cb_budget_bytes, adding the fewest task dependencies */
+  STARFRONT_SLOTS_BUDGET_MIN = 3 /**< the least memory the planner reaches (adds dependencies) */
+} starfront_slot_policy;
+
 typedef struct starfront_analysis_options {
   starfront_ordering ordering; /**< default STARFRONT_ORDERING_AUTO */
   /** With STARFRONT_ORDERING_USER: n entries, the matrix's index type and
@@ -205,6 +215,11 @@ typedef struct starfront_analysis_options {
    *  checked). The analysis then only postorders within it. Otherwise ignored. */
   const void* user_perm;
   int amalgamate; /**< relaxed supernode amalgamation: 1 (default) or 0 */
+  starfront_slot_policy slot_policy; /**< default STARFRONT_SLOTS_DAG */
+  /** STARFRONT_SLOTS_BUDGET: bytes all contribution-block slots may hold
+   *  together (>= 0); a budget below the planner's minimum makes
+   *  starfront_analyse fail with OUT_OF_MEMORY, the message giving the minimum. */
+  double cb_budget_bytes;
 } starfront_analysis_options;
 
 starfront_status starfront_analysis_options_init(starfront_analysis_options* opts);
@@ -286,16 +301,24 @@ starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, i
 starfront_status starfront_inertia(const starfront_factor* F, int64_t* npos, int64_t* nneg,
                                    int64_t* nzero);
 
-/** Memory estimates in bytes, available right after the analysis. Estimates:
- *  the CB peak is the classical stack peak of a sequential postorder
- *  traversal; a parallel schedule can keep more contribution blocks alive at
- *  once, and StarPU adds its own bookkeeping. */
+/** Memory estimates in bytes, available right after the analysis.
+ *  Contribution blocks (CBs) live in slots planned at analysis
+ *  (starfront_analysis_options.slot_policy): cb_planned_bytes holds under
+ *  ANY execution order the runtime picks; the other CB figures are for
+ *  comparison. StarPU adds its own bookkeeping (not counted). */
 typedef struct starfront_memory {
   int64_t factor_bytes;   /**< 8 × doubles of L (dense front panels, amalgamated) */
-  int64_t cb_peak_bytes;  /**< peak of contribution blocks alive at once (8·cb_order² each) */
+  int64_t cb_peak_bytes;  /**< CB memory reserved at most: cb_planned_bytes + subtree_workspace_bytes × CPU workers */
   int64_t matrix_bytes;   /**< private copy of A: values, row indices, column pointers, caller map */
-  int64_t analysis_bytes; /**< symbolic factor and assembly plan (index arrays) */
+  int64_t analysis_bytes; /**< symbolic factor, assembly plan and task graph (index arrays) */
   int64_t total_bytes;    /**< sum of the four above */
+  int64_t cb_planned_bytes;        /**< sum of the slot capacities */
+  int64_t cb_lower_bound_bytes;    /**< max over the submission order of the live CBs: no plan goes below */
+  int64_t cb_private_bytes;        /**< one slot per CB (no reuse) */
+  int64_t cb_level_stack_bytes;    /**< classical level-synchronous estimate (CBs of two adjacent tree levels) */
+  int64_t subtree_workspace_bytes; /**< largest internal workspace of one fused-subtree task */
+  int64_t slots;                   /**< number of slots */
+  int64_t added_deps;              /**< task dependencies the slot planner added (budget policies) */
 } starfront_memory;
 
 /** Errors: INVALID_ARGUMENT (F or out NULL). */

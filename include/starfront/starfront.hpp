@@ -157,6 +157,8 @@ struct AnalysisOptions {
   starfront_ordering ordering = STARFRONT_ORDERING_AUTO;
   const void* user_perm = nullptr;  ///< with STARFRONT_ORDERING_USER (matrix index type and base)
   bool amalgamate = true;
+  starfront_slot_policy slot_policy = STARFRONT_SLOTS_DAG;  ///< contribution-block slots
+  double cb_budget_bytes = 0.0;  ///< with STARFRONT_SLOTS_BUDGET: bytes all slots may hold
 };
 
 struct Inertia {
@@ -173,6 +175,8 @@ class Factor {
     c.ordering = o.ordering;
     c.user_perm = o.user_perm;
     c.amalgamate = o.amalgamate ? 1 : 0;
+    c.slot_policy = o.slot_policy;
+    c.cb_budget_bytes = o.cb_budget_bytes;
     detail::check(starfront_analyse(rt ? rt->get() : nullptr, &A.desc, &c, &f_));
     n_ = A.desc.n;
   }

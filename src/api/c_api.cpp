@@ -381,7 +381,8 @@ starfront_status read_perm(const char* fn, const void* src, const Description& d
 }
 
 starfront_status read_analysis_options(const char* fn, const starfront_analysis_options* opts,
-                                       const Description& d, starfront::AnalysisOptions& ao) {
+                                       const Description& d, starfront::AnalysisOptions& ao,
+                                       starfront::GraphOptions& go) {
   using starfront::OrderingMethod;
   starfront_analysis_options o;
   starfront_analysis_options_init(&o);
@@ -399,6 +400,17 @@ starfront_status read_analysis_options(const char* fn, const starfront_analysis_
   if (o.amalgamate != 0 && o.amalgamate != 1)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 or 1");
   ao.amalgamate = o.amalgamate == 1;
+  switch (enum_int(o.slot_policy)) {
+    case STARFRONT_SLOTS_DAG: go.slots.policy = starfront::SlotPolicy::dag; break;
+    case STARFRONT_SLOTS_PRIVATE: go.slots.policy = starfront::SlotPolicy::private_slots; break;
+    case STARFRONT_SLOTS_BUDGET: go.slots.policy = starfront::SlotPolicy::budget; break;
+    case STARFRONT_SLOTS_BUDGET_MIN: go.slots.policy = starfront::SlotPolicy::budget_min; break;
+    default:
+      return fail(STARFRONT_INVALID_ARGUMENT, f + ": unknown slot_policy " + str(enum_int(o.slot_policy)));
+  }
+  if (!(o.cb_budget_bytes >= 0) || !std::isfinite(o.cb_budget_bytes))
+    return fail(STARFRONT_INVALID_ARGUMENT, f + ": cb_budget_bytes must be a finite number >= 0");
+  go.slots.budget_bytes = o.cb_budget_bytes;
   if (o.ordering != STARFRONT_ORDERING_USER) return STARFRONT_OK;
   if (!o.user_perm && d.n > 0)
     return fail(STARFRONT_INVALID_ARGUMENT, f + ": STARFRONT_ORDERING_USER with user_perm NULL");
@@ -411,25 +423,22 @@ int64_t bytes(const std::vector<T>& v) {
   return static_cast<int64_t>(v.size() * sizeof(T));
 }
 
-/// Peak of the contribution-block stack of a sequential postorder traversal:
-/// when front s is assembled its children's CBs and its own are alive.
-int64_t cb_stack_peak_bytes(const starfront::FrontPlan& P) {
-  int64_t live = 0, peak = 0;
-  for (idx_t s : P.task_order) {
-    const int64_t own = P.cb_size(s);
-    peak = std::max(peak, live + own);
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) live -= P.cb_size(P.child_list[q]);
-    live += own;
-  }
-  return 8 * peak;
-}
-
-starfront_memory memory_estimate(const starfront_factor& F) {
+/// Memory estimates of an analysed factor; `workers`: CPU workers that may
+/// each hold one fused-subtree workspace at a time.
+starfront_memory memory_estimate(const starfront_factor& F, int workers) {
   const starfront::SymbolicFactor& S = F.solver.symbolic();
   const starfront::FrontPlan& P = F.solver.plan();
   starfront_memory m{};
   m.factor_bytes = 8 * static_cast<int64_t>(P.factor_size());
-  m.cb_peak_bytes = cb_stack_peak_bytes(P);
+  const starfront::MemoryEstimates e = F.solver.memory();
+  m.cb_planned_bytes = static_cast<int64_t>(e.cb_planned);
+  m.cb_lower_bound_bytes = static_cast<int64_t>(e.cb_lower_bound);
+  m.cb_private_bytes = static_cast<int64_t>(e.cb_private);
+  m.cb_level_stack_bytes = static_cast<int64_t>(e.cb_level_stack);
+  m.subtree_workspace_bytes = static_cast<int64_t>(e.subtree_workspace);
+  m.slots = e.slots;
+  m.added_deps = e.added_deps;
+  m.cb_peak_bytes = m.cb_planned_bytes + m.subtree_workspace_bytes * std::max(1, workers);
   // private matrix (values, rows, pointers), the Solver's pattern copy, the caller map
   m.matrix_bytes = bytes(F.A.values) + 2 * (bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
                    bytes(F.upper) + bytes(F.mirror);
@@ -438,6 +447,9 @@ starfront_memory memory_estimate(const starfront_factor& F) {
                      bytes(P.l_offset) + bytes(P.child_ptr) + bytes(P.child_list) + bytes(P.rel_ptr) +
                      bytes(P.rel) + bytes(P.a_ptr) + bytes(P.a_src) + bytes(P.a_dst) +
                      bytes(P.diag_src) + bytes(P.front_flops) + bytes(P.task_order);
+  const starfront::TaskGraph& G = F.solver.graph();
+  m.analysis_bytes += bytes(G.tasks) + bytes(G.accesses) + bytes(G.blocks) + bytes(G.slot_of) +
+                      bytes(G.slot_capacity) + bytes(G.added_deps) + bytes(G.cb_blocks) + bytes(G.bounds);
   m.total_bytes = m.factor_bytes + m.cb_peak_bytes + m.matrix_bytes + m.analysis_bytes;
   return m;
 }
@@ -651,7 +663,7 @@ starfront_status starfront_matrix_init(starfront_matrix* A) {
 starfront_status starfront_analysis_options_init(starfront_analysis_options* opts) {
   return guarded("starfront_analysis_options_init", [&] {
     if (!opts) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_analysis_options_init: opts is NULL");
-    *opts = starfront_analysis_options{STARFRONT_ORDERING_AUTO, nullptr, 1};
+    *opts = starfront_analysis_options{STARFRONT_ORDERING_AUTO, nullptr, 1, STARFRONT_SLOTS_DAG, 0.0};
     return STARFRONT_OK;
   });
 }
@@ -676,17 +688,18 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
     auto h = std::make_unique<starfront_factor>();
     if (const starfront_status s = read_description(fn, A, h->desc); s != STARFRONT_OK) return s;
     starfront::AnalysisOptions ao;
-    if (const starfront_status s = read_analysis_options(fn, opts, h->desc, ao); s != STARFRONT_OK)
+    starfront::GraphOptions go;
+    if (const starfront_status s = read_analysis_options(fn, opts, h->desc, ao, go); s != STARFRONT_OK)
       return s;
     if (const starfront_status s = build_private(fn, *h); s != STARFRONT_OK) return s;
     h->desc.ptr = h->desc.ind = nullptr;  // never kept
     if (const starfront_status s = precheck_int32(fn, *h, ao); s != STARFRONT_OK) return s;
-    if (const Status st = h->solver.analyse(h->A, ao); !st.ok()) return fail(fn, st, h->desc.base);
+    if (const Status st = h->solver.analyse(h->A, ao, go); !st.ok()) return fail(fn, st, h->desc.base);
     if (const starfront_status s = check_int32_sizes(fn, *h, h->solver.symbolic(),
                                                      static_cast<double>(h->solver.plan().factor_size()));
         s != STARFRONT_OK)
       return s;
-    h->memory = memory_estimate(*h);
+    h->memory = memory_estimate(*h, rt ? rt->ncpu : 1);
     h->t_analyse = seconds_since(t0);
     h->rt = rt;
     if (rt) ++rt->factors;

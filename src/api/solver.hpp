@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "analysis/symbolic.hpp"
+#include "plan/cb_slots.hpp"
 #include "plan/front_plan.hpp"
 #include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
@@ -50,6 +51,9 @@ class Solver {
   const FrontPlan& plan() const { return plan_; }
   const TaskGraph& graph() const { return graph_; }
   const SolverStats& stats() const { return stats_; }
+  /// Memory the factorisation needs (bytes), from the analysed plan
+  /// (plan/cb_slots.hpp); all zero before a successful analyse().
+  MemoryEstimates memory() const { return analysed_ ? memory_estimates(graph_) : MemoryEstimates{}; }
   bool factorized() const { return factorized_; }
   /// Smallest d_jj / |a_jj| over the pivots of the last successful
   /// factorisation (how close it came to the pivot tolerance).

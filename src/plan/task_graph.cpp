@@ -1,5 +1,7 @@
 #include "plan/task_graph.hpp"
 
+#include "plan/cb_slots.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -216,6 +218,13 @@ class Builder {
       t.j = static_cast<int>(J);
       for (idx_t I = J; I < nt; ++I) t.flops += dim(I) * dim(J);
       for (idx_t I = J; I < nt; ++I) access(G_.tile(s, I, J), AccessMode::W);
+      // A contribution-block column comes to life only once the children's
+      // contribution blocks are complete (it reads them, without using
+      // them), as in a sequential multifrontal pass: otherwise its tiles
+      // would be live from the start and could never reuse a slot.
+      if (J >= kt)
+        for (idx_t q = P_.child_ptr[s]; q < P_.child_ptr[s + 1]; ++q)
+          access_cbs(P_.child_list[q], AccessMode::R);
     }
     for (idx_t q = P_.child_ptr[s]; q < P_.child_ptr[s + 1]; ++q) add_extend_adds(P_.child_list[q], s);
     for (idx_t K = 0; K < kt; ++K) {
@@ -312,8 +321,12 @@ Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph&
                          "positive, workers and min_subtree_flops >= 0");
   GraphOptions o = opts;
   if (o.workers == 0) o.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (!(opts.slots.budget_bytes >= 0))
+    return Status::error(StatusCode::invalid_argument, "slot budget must be >= 0 bytes");
   TaskGraph G;
   Builder(P, o, G).run();
+  Status st = plan_slots(G, opts.slots);
+  if (!st.ok()) return st;
   set_priorities(G);
   out = std::move(G);
   return Status::success();
@@ -362,6 +375,10 @@ std::vector<std::vector<idx_t>> task_dependencies(const TaskGraph& G) {
           break;
       }
     }
+  }
+  for (const auto& [a, b] : G.added_deps) preds[b].push_back(a);
+  for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t) {
+    std::vector<idx_t>& p = preds[t];
     std::sort(p.begin(), p.end());
     p.erase(std::unique(p.begin(), p.end()), p.end());
     p.erase(std::remove(p.begin(), p.end(), t), p.end());

@@ -12,7 +12,8 @@
 //  - medium fronts: one task per front (assemble, extend-add, POTRF/TRSM/SYRK);
 //  - large fronts (order > tile_threshold, or with a tiled child): 2D tiles of
 //    order tile_size; an `assemble` task per block column (zero + entries of
-//    A), `extend_add` tasks per child and parent block column with
+//    A; a contribution-block column also reads the children's contribution
+//    blocks, only to start after them: see cb_slots.hpp), `extend_add` tasks per child and parent block column with
 //    RW|COMMUTE on the parent's tiles (children add in any order, one at a
 //    time per tile), then right-looking tiled POTRF/TRSM/SYRK/GEMM over the
 //    fully-summed tile columns, updating the contribution-block tiles.
@@ -31,11 +32,27 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/front_plan.hpp"
 
 namespace starfront {
+
+/// How contribution blocks share memory (plan/cb_slots.hpp; DESIGN.md, "The
+/// contribution-block slot problem").
+enum class SlotPolicy : std::uint8_t {
+  private_slots,  ///< one slot per block: no reuse at all
+  dag,            ///< reuse a slot only where the graph already orders the reuse (default)
+  budget,         ///< fit in SlotOptions::budget_bytes, adding the fewest write-after-read dependencies
+  budget_min,     ///< the smallest total the planner can reach in submission order (adds dependencies)
+};
+
+/// Options of the contribution-block slot planner.
+struct SlotOptions {
+  SlotPolicy policy = SlotPolicy::dag;
+  double budget_bytes = 0.0;  ///< SlotPolicy::budget: the most bytes all slots together may hold
+};
 
 /// Options of the task-graph compiler (defaults chosen by measurement: bench/README.md).
 struct GraphOptions {
@@ -49,6 +66,7 @@ struct GraphOptions {
   idx_t tile_threshold = 512;  ///< fronts of larger order are tiled
   idx_t tile_size = 256;       ///< order of the tiles
   bool tile = true;            ///< false: never tile
+  SlotOptions slots;           ///< contribution-block slot planning
 };
 
 enum class TaskKind : std::uint8_t { subtree, front, assemble, extend_add, potrf, trsm, syrk, gemm };
@@ -120,14 +138,28 @@ struct TaskGraph {
   /// (one `cb` block, the CB tiles of a tiled front, or none for a root).
   std::vector<idx_t> cb_ptr, cb_blocks;
 
+  /// Contribution-block slots (plan/cb_slots.hpp). slot_of[b]: the slot of
+  /// block b, -1 for blocks in Lx; every block with offset < 0 has one.
+  /// slot_capacity[σ]: doubles (the largest block placed in σ). The blocks of
+  /// one slot are produced in submission order and their lifetimes
+  /// (first to last access) never overlap in any valid execution order.
+  std::vector<idx_t> slot_of;
+  std::vector<idx_t> slot_capacity;
+  /// Write-after-read dependencies added by the slot planner (budget
+  /// policies): (pred, succ) with pred < succ. task_dependencies includes them.
+  std::vector<std::pair<idx_t, idx_t>> added_deps;
+  SlotPolicy slot_policy = SlotPolicy::private_slots;
+
   idx_t ntiles(idx_t s) const { return bounds_ptr[s + 1] - bounds_ptr[s] - 1; }
   /// Block id of tile (I, J), I >= J, of tiled front s.
   idx_t tile(idx_t s, idx_t I, idx_t J) const { return tile_ptr[s] + I * (I + 1) / 2 + J; }
   idx_t bound(idx_t s, idx_t t) const { return bounds[bounds_ptr[s] + t]; }
 };
 
-/// Compiles the task graph of plan P. Errors: invalid_argument for
-/// non-positive tile sizes or worker counts.
+/// Compiles the task graph of plan P and plans its contribution-block slots
+/// (opts.slots). Errors: invalid_argument for non-positive tile sizes or
+/// worker counts or a negative budget; out_of_memory when a slot budget
+/// cannot be met even in submission order (the message gives the minimum).
 Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph& out);
 
 /// Summary figures of a graph.
@@ -149,7 +181,7 @@ double estimate_seconds(const Task& t);
 /// Dependencies of the graph implied by its accesses in submission order:
 /// read-after-write, write-after-read, write-after-write; RW|COMMUTE accesses
 /// to one block are not ordered among themselves but after the previous
-/// writer and before the next non-commuting access. preds[t] lists the
+/// writer and before the next non-commuting access; plus G.added_deps. preds[t] lists the
 /// predecessors of task t (sorted, unique).
 std::vector<std::vector<idx_t>> task_dependencies(const TaskGraph& G);
 

@@ -355,6 +355,59 @@ TEST_F(CApi, CallerArraysAreNotModified) {
   EXPECT_EQ(perm, perm_copy);
 }
 
+/// Slot policies through the C API: private holds every CB, dag reuses
+/// without added dependencies, budget-min adds some and reaches less, a
+/// budget below the minimum is refused naming it, bad values are refused;
+/// every policy solves to the private result.
+TEST_F(CApi, SlotPoliciesAndTheirMemory) {
+  const CscMatrix A = random_spd(600, 0.006, 23);
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 23);
+  const std::vector<double> b = random_vector(A.n, 5);
+  auto with = [&](starfront_slot_policy p, double budget, starfront_factor** F) {
+    starfront_analysis_options ao;
+    starfront_analysis_options_init(&ao);
+    ao.slot_policy = p;
+    ao.cb_budget_bytes = budget;
+    const starfront_status st = starfront_analyse(rt_, &M.desc, &ao, F);
+    if (st == STARFRONT_OK) factors_.push_back(*F);
+    return st;
+  };
+  starfront_factor *Fp = nullptr, *Fd = nullptr, *Fm = nullptr, *Fb = nullptr;
+  ASSERT_EQ(with(STARFRONT_SLOTS_PRIVATE, 0, &Fp), STARFRONT_OK) << last_error();
+  ASSERT_EQ(with(STARFRONT_SLOTS_DAG, 0, &Fd), STARFRONT_OK) << last_error();
+  ASSERT_EQ(with(STARFRONT_SLOTS_BUDGET_MIN, 0, &Fm), STARFRONT_OK) << last_error();
+  starfront_memory mp, md, mm, mb;
+  ASSERT_EQ(starfront_memory_estimate(Fp, &mp), STARFRONT_OK);
+  ASSERT_EQ(starfront_memory_estimate(Fd, &md), STARFRONT_OK);
+  ASSERT_EQ(starfront_memory_estimate(Fm, &mm), STARFRONT_OK);
+  EXPECT_EQ(mp.cb_planned_bytes, mp.cb_private_bytes);
+  EXPECT_EQ(mp.added_deps, 0);
+  EXPECT_EQ(md.added_deps, 0);
+  EXPECT_LE(md.cb_planned_bytes, mp.cb_planned_bytes);
+  EXPECT_LE(mm.cb_planned_bytes, md.cb_planned_bytes);
+  EXPECT_LE(mm.cb_lower_bound_bytes, mm.cb_planned_bytes);
+  EXPECT_GT(mm.slots, 0);
+  ASSERT_EQ(with(STARFRONT_SLOTS_BUDGET, static_cast<double>(mm.cb_planned_bytes), &Fb), STARFRONT_OK)
+      << last_error();
+  ASSERT_EQ(starfront_memory_estimate(Fb, &mb), STARFRONT_OK);
+  EXPECT_LE(mb.cb_planned_bytes, mm.cb_planned_bytes);
+  starfront_factor* F = nullptr;
+  EXPECT_FAILS(with(STARFRONT_SLOTS_BUDGET, static_cast<double>(mm.cb_planned_bytes) - 8, &F),
+               STARFRONT_OUT_OF_MEMORY, "cannot be met");
+  EXPECT_EQ(F, nullptr);
+  EXPECT_FAILS(with(STARFRONT_SLOTS_BUDGET, -1, &F), STARFRONT_INVALID_ARGUMENT, "cb_budget_bytes");
+  EXPECT_FAILS(with(static_cast<starfront_slot_policy>(9), 0, &F), STARFRONT_INVALID_ARGUMENT,
+               "slot_policy");
+  const std::vector<double> ref = [&] {
+    EXPECT_EQ(starfront_factorize(Fp, &M.desc, nullptr), STARFRONT_OK) << last_error();
+    return solve(Fp, b);
+  }();
+  for (starfront_factor* G : {Fd, Fm, Fb}) {
+    ASSERT_EQ(starfront_factorize(G, &M.desc, nullptr), STARFRONT_OK) << last_error();
+    EXPECT_LE(rel_diff(solve(G, b).data(), ref.data(), b.size()), 1e-13);
+  }
+}
+
 TEST_F(CApi, StatisticsAndMemoryEstimates) {
   const CscMatrix A = random_spd(200, 0.03, 17);
   const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 17);

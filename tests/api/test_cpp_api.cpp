@@ -30,6 +30,15 @@ TEST(CppApi, RoundTripRefactorizeAndErrors) {
   EXPECT_EQ(F.inertia().positive, A.n);
   EXPECT_EQ(F.inertia().negative, 0);
   EXPECT_GT(F.memory().factor_bytes, 0);
+  EXPECT_EQ(F.memory().added_deps, 0);  // default slot policy: dag
+  {
+    AnalysisOptions o;
+    o.slot_policy = STARFRONT_SLOTS_PRIVATE;
+    Factor Fp(rt, M, o);
+    EXPECT_EQ(Fp.memory().cb_planned_bytes, Fp.memory().cb_private_bytes);
+    Fp.factorize(M);
+    EXPECT_LT(rel_diff(Fp.solve(b).data(), x.data(), b.size()), 1e-13);
+  }
 
   // Refactorise with a shifted diagonal, moved into another object.
   std::vector<double> v = A.values;

@@ -131,3 +131,46 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, SlotPoliciesMemoryReportAndChecker) {
+  const std::string f = data("spd/bcsstk13.mtx");
+  double private_planned = 0;
+  for (const char* pol : {"private", "dag", "budget-min"}) {
+    const CliRun r = run("solve " + f + " --json --slots " + pol);
+    ASSERT_EQ(r.exit_code, 0) << pol << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["slots_policy"], pol);
+    const auto& m = j["memory"];
+    for (const char* k : {"factors", "cb_lower_bound", "cb_planned", "cb_private", "cb_level_stack",
+                          "subtree_workspace", "added_deps", "slots", "measured_peak"})
+      EXPECT_TRUE(m.contains(k)) << k;
+    EXPECT_GT(m["factors"].get<double>(), 0);
+    EXPECT_LE(m["cb_lower_bound"].get<double>(), m["cb_planned"].get<double>());
+    EXPECT_LE(m["cb_planned"].get<double>(), m["cb_private"].get<double>());
+    if (std::string(pol) == "private") private_planned = m["cb_planned"].get<double>();
+    EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+  }
+  EXPECT_GT(private_planned, 0);
+  // A budget below the minimum: a clear error naming the minimum, exit 1.
+  const CliRun small = run("solve " + f + " --json --slots budget:1K");
+  EXPECT_EQ(small.exit_code, 1);
+  const auto j = nlohmann::json::parse(small.out);
+  EXPECT_EQ(j["status"], "out_of_memory");
+  EXPECT_NE(j["error"].get<std::string>().find("cannot be met"), std::string::npos) << j["error"];
+  // Bad policy text: a usage error before any work.
+  const CliRun bad = run("solve " + f + " --slots budget:lots");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("budget:BYTES"), std::string::npos) << bad.err;
+  // The checker, through `plan`.
+  for (const char* pol : {"dag", "budget-min"}) {
+    const CliRun p = run("plan " + data("spd/activsg2000_hykkt_10.mtx") + " --no-fuse --slots " + pol +
+                         " --check-slots 200");
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_NE(p.out.find("200 random execution orders, 0 with a violation"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("memory (MiB)"), std::string::npos) << p.out;
+  }
+}
+
+}  // namespace

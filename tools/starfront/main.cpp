@@ -40,6 +40,10 @@ void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
       ->capture_default_str();
   app->add_flag("--no-fuse", a.no_fuse, "one task per front below the tiled fronts (no fused subtrees)");
   app->add_flag("--no-tile", a.no_tile, "never tile a front");
+  app->add_option("--slots", a.slots,
+                  "contribution-block slots: private (no reuse), dag (reuse where the graph "
+                  "orders it), budget:BYTES (K/M/G suffixes; adds dependencies to fit), budget-min")
+      ->capture_default_str();
 }
 
 /// Reports a bad argument value the parser could not check; exit status 2.
@@ -90,6 +94,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   plan->add_option("--dot", dot_out, "write the graph as Graphviz DOT to this file");
   plan->add_option("--json", json_out, "write the graph as JSON to this file");
+  starfront::idx_t check_slots = 0;
+  plan->add_option("--check-slots", check_slots,
+                   "replay N random execution orders and check that no contribution-block slot "
+                   "is overwritten while its block is still to be read (exit 1 on a violation)")
+      ->check(CLI::NonNegativeNumber);
   add_graph_options(plan, pa);
 
   std::string gen_kind, gen_out = "-";
@@ -119,7 +128,7 @@ int main(int argc, char** argv) {
   if (*plan) {
     if (std::string why = starfront::tools::check_solve_args(pa); !why.empty())
       return usage_error("plan: " + why);
-    return starfront::tools::run_plan(pa, dot_out, json_out);
+    return starfront::tools::run_plan(pa, dot_out, json_out, check_slots);
   }
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
     return usage_error("solve: " + why);

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "api/solver.hpp"
+#include "plan/cb_slots.hpp"
+#include "plan/slot_check.hpp"
 
 namespace starfront::tools {
 namespace {
@@ -17,7 +19,8 @@ Status write_file(const std::string& path, const std::string& what, const auto& 
   return Status::success();
 }
 
-Status run(const SolveArgs& a, const std::string& dot_file, const std::string& json_file) {
+Status run(const SolveArgs& a, const std::string& dot_file, const std::string& json_file,
+           idx_t check_orders) {
   CscMatrix A;
   std::string source;
   Status st = load_matrix(a.file, A, source);
@@ -40,6 +43,24 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
   std::printf("  critical path: %.4g flops, %.4g s estimated (parallelism bound %.1f)\n",
               s.critical_path_flops, s.critical_path_seconds,
               s.critical_path_seconds > 0 ? s.total_seconds / s.critical_path_seconds : 0.0);
+  const MemoryEstimates me = solver.memory();
+  auto mb = [](double bytes) { return bytes / 1048576.0; };
+  std::printf("  memory (MiB): factors %.2f; contribution blocks: planned %.2f in %lld slots (%s, %lld "
+              "added dependencies), lower bound %.2f, private %.2f, level-synchronous stack %.2f; "
+              "fused-subtree workspace %.2f per worker\n",
+              mb(me.factors), mb(me.cb_planned), static_cast<long long>(me.slots),
+              slot_policy_name(G.slot_policy), static_cast<long long>(me.added_deps),
+              mb(me.cb_lower_bound), mb(me.cb_private), mb(me.cb_level_stack),
+              mb(me.subtree_workspace));
+  if (check_orders > 0) {
+    const SlotCheckResult c = check_slots(G, check_orders, 20261130);
+    std::printf("  slot check: %lld random execution orders, %lld with a violation%s%s\n",
+                static_cast<long long>(c.orders), static_cast<long long>(c.violations),
+                c.ok() ? "" : "; first: ", c.first.c_str());
+    if (!c.ok())
+      return Status::error(StatusCode::runtime_error,
+                           "contribution-block slot plan is unsafe: " + c.first);
+  }
   if (!dot_file.empty()) {
     st = write_file(dot_file, "DOT graph", [&](std::ostream& os) { write_dot(G, os); });
     if (!st.ok()) return st;
@@ -51,8 +72,9 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
 
 }  // namespace
 
-int run_plan(const SolveArgs& args, const std::string& dot_file, const std::string& json_file) {
-  const Status st = run(args, dot_file, json_file);
+int run_plan(const SolveArgs& args, const std::string& dot_file, const std::string& json_file,
+             idx_t check_slots) {
+  const Status st = run(args, dot_file, json_file, check_slots);
   if (st.ok()) return 0;
   std::cerr << "starfront plan: " << status_name(st.code) << ": " << st.message << "\n";
   return 1;

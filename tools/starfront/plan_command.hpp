@@ -9,7 +9,9 @@
 
 namespace starfront::tools {
 
-/// Runs the command; returns the process exit status (0 ok, 1 failure).
-int run_plan(const SolveArgs& args, const std::string& dot_file, const std::string& json_file);
+/// Runs the command; returns the process exit status (0 ok, 1 failure,
+/// including a slot violation found by `check_slots` random orders).
+int run_plan(const SolveArgs& args, const std::string& dot_file, const std::string& json_file,
+             idx_t check_slots = 0);
 
 }  // namespace starfront::tools

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "plan/cb_slots.hpp"
+#include "process_memory.hpp"
 #include "io/matrix_market.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "solve/solve.hpp"
@@ -87,6 +89,18 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["tasks_by_kind"] = by_kind;
   r.j["critical_path_flops"] = gs.critical_path_flops;
   r.j["critical_path_est_s"] = gs.critical_path_seconds;
+  r.j["slots_policy"] = slot_policy_name(solver.graph().slot_policy);
+  const MemoryEstimates me = solver.memory();
+  r.j["memory"] = {{"factors", me.factors},
+                   {"cb_lower_bound", me.cb_lower_bound},
+                   {"cb_planned", me.cb_planned},
+                   {"cb_private", me.cb_private},
+                   {"cb_level_stack", me.cb_level_stack},
+                   {"subtree_workspace", me.subtree_workspace},
+                   {"added_deps", me.added_deps},
+                   {"slots", me.slots},
+                   {"measured_peak", nullptr},
+                   {"measured_rss_before", nullptr}};
 
   // StarPU starts after the analysis: its workers would compete for the cores.
   std::unique_ptr<StarpuRuntime> rt;
@@ -101,8 +115,16 @@ Status run(const SolveArgs& a, Report& r) {
 
   FactorOptions fo;
   fo.pivot_tol = a.pivot_tol;
+  // Measured peak: the process's resident-set high-water mark over the
+  // factorisations, above the resident set just before them.
+  const bool peak_ok = reset_peak_rss();
+  const double rss_before = current_rss_bytes();
   for (int it = 0; it < a.repeat; ++it) {
     st = solver.factorize(A, fo, use_starpu ? Executor::starpu : Executor::sequential);
+    if (peak_ok && rss_before > 0) {
+      r.j["memory"]["measured_peak"] = std::max(0.0, peak_rss_bytes() - rss_before);
+      r.j["memory"]["measured_rss_before"] = rss_before;
+    }
     const FactorStats& fs = solver.stats().factor;
     r.j["tasks"] = fs.tasks;
     r.j["t_factor_s"] = fs.seconds;
@@ -184,6 +206,7 @@ GraphOptions graph_options(const SolveArgs& a, int workers) {
   g.subtree_ratio = a.subtree_ratio;
   g.fuse_subtrees = !a.no_fuse;
   g.tile = !a.no_tile;
+  (void)parse_slot_policy(a.slots, g.slots);  // checked by check_solve_args
   return g;
 }
 
@@ -199,6 +222,10 @@ std::string check_solve_args(const SolveArgs& a) {
   if (a.repeat < 1) return "--repeat must be >= 1";
   if (a.tile_size < 1 || a.tile_threshold < 1) return "--tile-size and --tile-threshold must be >= 1";
   if (!(a.subtree_ratio > 0) || !std::isfinite(a.subtree_ratio)) return "--subtree-ratio must be > 0";
+  {
+    SlotOptions so;
+    if (const Status ps = parse_slot_policy(a.slots, so); !ps.ok()) return "--slots: " + ps.message;
+  }
   if (a.executor == "starpu") {
     if (Status st = check_scheduler(a.sched); !st.ok()) return st.message;
   }
@@ -225,7 +252,8 @@ static int report(const SolveArgs& args, Report& r) {
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
                         "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
-                        "critical_path_est_s", "mean_task_s", "min_pivot_ratio"})
+                        "critical_path_est_s", "mean_task_s", "min_pivot_ratio", "memory",
+                        "slots_policy"})
     r.j[k] = nullptr;
   r.status = run(args, r);
   r.j["status"] = status_name(r.status.code);

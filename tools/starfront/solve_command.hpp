@@ -27,9 +27,11 @@ struct SolveArgs {
   double subtree_ratio = 4.0;
   bool no_fuse = false;
   bool no_tile = false;
+  std::string slots = "dag";  ///< slot policy (parse_slot_policy)
 };
 
-/// The task-graph options of a command line.
+/// The task-graph options of a command line (the slot policy must have
+/// passed check_solve_args).
 GraphOptions graph_options(const SolveArgs& a, int workers);
 
 /// Reads FILE, or generates the built-in problem when `file` is empty;

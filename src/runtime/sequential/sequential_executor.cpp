@@ -50,9 +50,19 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
   ctx.pivot_tol = opts.effective_pivot_tol(P.n);
   ctx.values = A.values.data();
 
-  std::vector<idx_t> remaining(G.blocks.size(), 0);  // accesses left per block
-  for (const Access& a : G.accesses) ++remaining[a.block];
-  std::vector<std::vector<double>> own(G.blocks.size());
+  // One buffer per contribution-block slot (plan/cb_slots.hpp), allocated
+  // at its first use and freed after the last access of its last occupant.
+  const idx_t nslots = static_cast<idx_t>(G.slot_capacity.size());
+  std::vector<idx_t> remaining(nslots, 0);  // accesses left per slot
+  std::vector<idx_t> first(G.blocks.size(), -1);  // producer of each CB block
+  for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t)
+    for (idx_t a = G.tasks[t].acc_begin; a < G.tasks[t].acc_end; ++a) {
+      const idx_t b = G.accesses[a].block;
+      if (G.blocks[b].offset >= 0) continue;
+      ++remaining[G.slot_of[b]];
+      if (first[b] < 0) first[b] = t;
+    }
+  std::vector<std::vector<double>> slot(nslots);
   std::vector<double*> ptrs;
   std::vector<idx_t> order;
   if (shuffle_seed) order = random_order(G, shuffle_seed);
@@ -62,19 +72,25 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
     const Task& task = G.tasks[t];
     ptrs.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
-      const Block& b = G.blocks[G.accesses[a].block];
+      const idx_t id = G.accesses[a].block;
+      const Block& b = G.blocks[id];
       if (b.offset >= 0) {
         ptrs.push_back(F.Lx.data() + b.offset);
-      } else {
-        std::vector<double>& buf = own[G.accesses[a].block];
-        // Poisoned: a kernel that reads what no task wrote produces NaN.
-        if (buf.empty()) buf.assign(b.ld * b.cols, std::numeric_limits<double>::quiet_NaN());
-        ptrs.push_back(buf.data());
+        continue;
       }
+      std::vector<double>& buf = slot[G.slot_of[id]];
+      if (buf.empty()) buf.resize(G.slot_capacity[G.slot_of[id]]);
+      // Poisoned when a block takes the slot: a kernel that reads what no
+      // task wrote, or a block overwritten by a later occupant, gives NaN.
+      if (first[id] == t) std::fill(buf.begin(), buf.end(), std::numeric_limits<double>::quiet_NaN());
+      ptrs.push_back(buf.data());
     }
     run_task_cpu(G, t, ptrs.data(), ctx);
-    for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
-      if (--remaining[G.accesses[a].block] == 0) std::vector<double>().swap(own[G.accesses[a].block]);
+    for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
+      const idx_t id = G.accesses[a].block;
+      if (G.blocks[id].offset < 0 && --remaining[G.slot_of[id]] == 0)
+        std::vector<double>().swap(slot[G.slot_of[id]]);
+    }
   }
   if (stats) {
     stats->tasks = nt;

@@ -23,20 +23,25 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
   return STARPU_RW;
 }
 
-/// One handle per block: blocks in Lx are registered on main memory (their
-/// layout: rows×cols, leading dimension ld); blocks of their own with home
-/// node -1, so StarPU allocates them where their first writer runs.
-std::vector<starpu_data_handle_t> register_blocks(const TaskGraph& G, NumericFactor& F) {
-  std::vector<starpu_data_handle_t> h(G.blocks.size(), nullptr);
-  for (std::size_t i = 0; i < G.blocks.size(); ++i) {
+/// One handle per block in Lx (registered on main memory with its layout:
+/// rows×cols, leading dimension ld), at index b; one handle per
+/// contribution-block slot at index nblocks + σ: home node -1 (StarPU
+/// allocates it where its first writer runs), `capacity` doubles seen as a
+/// capacity×1 matrix; the kernels lay each occupant out as its Block says.
+std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, NumericFactor& F) {
+  const std::size_t nb = G.blocks.size();
+  std::vector<starpu_data_handle_t> h(nb + G.slot_capacity.size(), nullptr);
+  for (std::size_t i = 0; i < nb; ++i) {
     const Block& b = G.blocks[i];
-    const auto rows = static_cast<uint32_t>(b.rows), cols = static_cast<uint32_t>(b.cols);
-    if (b.offset >= 0)
-      starpu_matrix_data_register(&h[i], STARPU_MAIN_RAM,
-                                  reinterpret_cast<uintptr_t>(F.Lx.data() + b.offset),
-                                  static_cast<uint32_t>(b.ld), rows, cols, sizeof(double));
-    else
-      starpu_matrix_data_register(&h[i], -1, 0, rows, rows, cols, sizeof(double));
+    if (b.offset < 0) continue;
+    starpu_matrix_data_register(&h[i], STARPU_MAIN_RAM,
+                                reinterpret_cast<uintptr_t>(F.Lx.data() + b.offset),
+                                static_cast<uint32_t>(b.ld), static_cast<uint32_t>(b.rows),
+                                static_cast<uint32_t>(b.cols), sizeof(double));
+  }
+  for (std::size_t s = 0; s < G.slot_capacity.size(); ++s) {
+    const auto cap = static_cast<uint32_t>(std::max<idx_t>(G.slot_capacity[s], 1));
+    starpu_matrix_data_register(&h[nb + s], -1, 0, cap, cap, 1, sizeof(double));
   }
   return h;
 }
@@ -60,9 +65,12 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers);
-  std::vector<starpu_data_handle_t> h = register_blocks(G, F);
-  std::vector<idx_t> remaining(G.blocks.size(), 0);  // accesses not yet submitted
-  for (const Access& a : G.accesses) ++remaining[a.block];
+  std::vector<starpu_data_handle_t> h = register_handles(G, F);
+  const idx_t nb = static_cast<idx_t>(G.blocks.size());
+  // The handle of each access: its block's, or its slot's for a CB block.
+  auto handle_index = [&](idx_t b) { return G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b]; };
+  std::vector<idx_t> remaining(h.size(), 0);  // accesses not yet submitted, per handle
+  for (const Access& a : G.accesses) ++remaining[handle_index(a.block)];
   const idx_t nt = static_cast<idx_t>(G.tasks.size());
   std::vector<GraphTaskArgs> args(nt);
   std::vector<std::string> names(nt);
@@ -74,7 +82,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     names[t] = task_name(G, task);
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
-      descr.push_back({h[G.accesses[a].block], starpu_mode(G.accesses[a].mode)});
+      descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_DATA_MODE_ARRAY, descr.data(), static_cast<int>(descr.size()),
         STARPU_CL_ARGS_NFREE, &args[t], sizeof(GraphTaskArgs), STARPU_PRIORITY, task.priority,
@@ -85,13 +93,13 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       break;
     }
     ++submitted;
-    // A block of its own is released as soon as its last task is submitted
-    // (StarPU frees it once that task ran).
+    // A slot is released as soon as the last task that uses it is submitted
+    // (StarPU frees its memory once that task ran).
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
-      const idx_t b = G.accesses[a].block;
-      if (--remaining[b] == 0 && G.blocks[b].offset < 0) {
-        starpu_data_unregister_submit(h[b]);
-        h[b] = nullptr;
+      const idx_t x = handle_index(G.accesses[a].block);
+      if (--remaining[x] == 0 && x >= nb) {
+        starpu_data_unregister_submit(h[x]);
+        h[x] = nullptr;
       }
     }
   }
@@ -101,11 +109,11 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     const WorkersActive active;
     // Unregistering a block of Lx waits for its last writer and brings it
     // home: this waits for exactly this factorisation's tasks.
-    for (std::size_t b = 0; b < h.size(); ++b)
-      if (h[b] && G.blocks[b].offset >= 0) starpu_data_unregister(h[b]);
+    for (idx_t x = 0; x < nb; ++x)
+      if (h[x]) starpu_data_unregister(h[x]);
   }
-  for (std::size_t b = 0; b < h.size(); ++b)
-    if (h[b] && G.blocks[b].offset < 0) starpu_data_unregister_submit(h[b]);
+  for (std::size_t x = nb; x < h.size(); ++x)
+    if (h[x]) starpu_data_unregister_submit(h[x]);
   if (stats) {
     stats->tasks = submitted;
     stats->flops = 0;
