@@ -178,7 +178,7 @@ void run_kernel(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext
 }  // namespace
 
 void run_task_cpu(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx) {
-  if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
   const auto t0 = std::chrono::steady_clock::now();
   run_kernel(G, ti, ptrs, ctx);
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

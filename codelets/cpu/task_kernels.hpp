@@ -21,6 +21,7 @@ struct FactorContext {
   const double* values = nullptr;  ///< A's values (the caller's lower CSC order)
 
   std::atomic<bool> failed{false};
+  std::atomic<bool> cancelled{false};  ///< set by a watchdog: later tasks skip their work
   std::mutex mutex;
   idx_t fail_column = -1;  ///< smallest failing pivot column seen (final numbering)
   double fail_pivot = 0.0;

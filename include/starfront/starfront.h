@@ -253,6 +253,13 @@ typedef struct starfront_factor_options {
    *  order) when pivot_tol < 0 (the default, -1). 0 refuses only d_jj <= 0
    *  and NaN. Must be finite. */
   double pivot_tol;
+  /** Watchdog (factors bound to a runtime): when no task of the
+   *  factorisation completes for this many seconds, it is cancelled and the
+   *  call returns RUNTIME_ERROR naming the tasks still running (if they do
+   *  not stop either, the factorisation is abandoned: the message says so
+   *  and the runtime should not be used again). 0 (the default): none.
+   *  Must be finite and >= 0. */
+  double watchdog_seconds;
 } starfront_factor_options;
 
 starfront_status starfront_factor_options_init(starfront_factor_options* opts);

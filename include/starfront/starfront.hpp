@@ -196,14 +196,14 @@ class Factor {
   Factor& operator=(const Factor&) = delete;
 
   /// Factorises A (same description and pattern as analysed). pivot_tol < 0:
-  /// the default n·ε (see starfront_factor_options).
-  void factorize(const Matrix& A, double pivot_tol = -1.0) {
-    const starfront_factor_options o{pivot_tol};
+  /// the default n·ε; watchdog_seconds 0: none (see starfront_factor_options).
+  void factorize(const Matrix& A, double pivot_tol = -1.0, double watchdog_seconds = 0.0) {
+    const starfront_factor_options o = options(pivot_tol, watchdog_seconds);
     detail::check(starfront_factorize(f_, &A.desc, &o));
   }
   /// New values in the analysed entry order (nnz of the caller's arrays).
-  void refactorize(const double* values, double pivot_tol = -1.0) {
-    const starfront_factor_options o{pivot_tol};
+  void refactorize(const double* values, double pivot_tol = -1.0, double watchdog_seconds = 0.0) {
+    const starfront_factor_options o = options(pivot_tol, watchdog_seconds);
     detail::check(starfront_refactorize(f_, values, &o));
   }
   /// B := A⁻¹B, B n×nrhs column-major; ldb <= 0 means n.
@@ -235,6 +235,13 @@ class Factor {
   starfront_factor* get() const noexcept { return f_; }
 
  private:
+  static starfront_factor_options options(double pivot_tol, double watchdog_seconds) {
+    starfront_factor_options o;
+    starfront_factor_options_init(&o);
+    o.pivot_tol = pivot_tol;
+    o.watchdog_seconds = watchdog_seconds;
+    return o;
+  }
   starfront_factor* f_ = nullptr;
   int64_t n_ = 0;
 };

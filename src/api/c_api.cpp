@@ -505,6 +505,11 @@ starfront_status read_factor_options(const char* fn, const starfront_factor_opti
     return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": pivot_tol = " +
                                                 std::to_string(o.pivot_tol) + " must be finite");
   fo.pivot_tol = o.pivot_tol;
+  if (!(o.watchdog_seconds >= 0) || !std::isfinite(o.watchdog_seconds))
+    return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": watchdog_seconds = " +
+                                                std::to_string(o.watchdog_seconds) +
+                                                " must be a finite number >= 0");
+  fo.watchdog_seconds = o.watchdog_seconds;
   return STARFRONT_OK;
 }
 
@@ -672,6 +677,7 @@ starfront_status starfront_factor_options_init(starfront_factor_options* opts) {
   return guarded("starfront_factor_options_init", [&] {
     if (!opts) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_factor_options_init: opts is NULL");
     opts->pivot_tol = -1.0;  // n·ε (FactorOptions::effective_pivot_tol)
+    opts->watchdog_seconds = 0.0;
     return STARFRONT_OK;
   });
 }

@@ -25,6 +25,17 @@ struct FactorOptions {
   /// ratios above 1e-9. 0 refuses only d_jj <= 0 and NaN.
   double pivot_tol = -1.0;
 
+  /// Watchdog of the StarPU executor, seconds: when no task completes for
+  /// this long, the factorisation is cancelled (the remaining tasks skip
+  /// their work) and returns runtime_error naming the tasks still running.
+  /// 0 (the default): no watchdog. Must be finite and >= 0.
+  double watchdog_seconds = 0.0;
+
+  /// Testing aid for the watchdog: the task with this index (submission
+  /// order) does not finish until the factorisation is cancelled, as a hung
+  /// kernel would. -1 (the default): none.
+  idx_t debug_stall_task = -1;
+
   /// The tolerance used for a matrix of order n.
   double effective_pivot_tol(idx_t n) const {
     return pivot_tol >= 0 ? pivot_tol : static_cast<double>(std::max<idx_t>(n, 1)) * 2.220446049250313e-16;

@@ -291,8 +291,13 @@ TEST_F(CApi, BadArgumentsGiveClearErrors) {
   nan_values[2] = std::nan("");
   EXPECT_FAILS(starfront_refactorize(F, nan_values.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
                "values[2]");
-  const starfront_factor_options inf{HUGE_VAL};
+  const starfront_factor_options inf{HUGE_VAL, 0.0};
   EXPECT_FAILS(starfront_factorize(F, &ok.M, &inf), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
+  for (double w : {-1.0, std::nan(""), HUGE_VAL}) {
+    const starfront_factor_options bad_watchdog{-1.0, w};
+    EXPECT_FAILS(starfront_factorize(F, &ok.M, &bad_watchdog), STARFRONT_INVALID_ARGUMENT,
+                 "watchdog_seconds");
+  }
   double b[3] = {1, 2, 3};
   EXPECT_FAILS(starfront_solve(F, 1, b, 3), STARFRONT_INVALID_ARGUMENT, "no successful factorisation");
   ASSERT_EQ(starfront_factorize(F, &ok.M, nullptr), STARFRONT_OK) << last_error();

@@ -105,7 +105,9 @@ Outcome run(const CscMatrix& A, OrderingMethod ordering, const std::vector<doubl
   r.perm = solver.symbolic().perm;
   const Status perm_ok = check_permutation(r.perm, A.n);
   EXPECT_TRUE(perm_ok.ok()) << perm_ok.message;
-  r.factorized = solver.factorize(A, FactorOptions{}, Executor::starpu);
+  FactorOptions fo;
+  fo.watchdog_seconds = 120;  // a hang fails the test with the stalled tasks named
+  r.factorized = solver.factorize(A, fo, Executor::starpu);
   r.tasks = solver.stats().factor.tasks;
   r.tiled_fronts = graph_stats(solver.graph()).tiled_fronts;
   EXPECT_EQ(solver.factorized(), r.factorized.ok());

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <lapacke.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -30,7 +31,9 @@ using testing::to_dense;
 /// Solves A x = b with `solver` (already analysed) and returns x.
 std::vector<double> solve_with(Solver& solver, const CscMatrix& A, const std::vector<double>& b,
                                Executor exec) {
-  Status st = solver.factorize(A, FactorOptions{}, exec);
+  FactorOptions fo;
+  fo.watchdog_seconds = 120;  // a hang fails the test with the stalled tasks named
+  Status st = solver.factorize(A, fo, exec);
   EXPECT_TRUE(st.ok()) << st.message;
   std::vector<double> x = b;
   st = solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
@@ -238,6 +241,53 @@ TEST_F(StarpuTest, SlotPoliciesGiveThePrivateSlotResult) {
         }
     }
   }
+}
+
+/// The watchdog: a task that never finishes (FactorOptions::debug_stall_task,
+/// cooperative: it returns once cancelled) turns into runtime_error naming
+/// it after watchdog_seconds without progress; the runtime stays usable and
+/// the next factorisation is right; a watchdog that is not triggered changes
+/// nothing.
+TEST_F(StarpuTest, WatchdogCancelsAStalledFactorisation) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(10, 27, A).ok());
+  GraphOptions go;
+  go.tile_threshold = 32;
+  go.tile_size = 16;
+  go.workers = 2;
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+  const std::vector<double> b = random_vector(A.n, 8);
+  const std::vector<double> ref = solve_with(solver, A, b, Executor::sequential);
+  for (const char* sched : {"lws", "dmda"}) {
+    start(sched, 2);
+    const TaskGraph& G = solver.graph();
+    const idx_t stall = static_cast<idx_t>(G.tasks.size()) / 2;
+    FactorOptions fo;
+    fo.watchdog_seconds = 0.5;
+    fo.debug_stall_task = stall;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status st = solver.factorize(A, fo, Executor::starpu);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(st.code, StatusCode::runtime_error) << sched;
+    EXPECT_NE(st.message.find("no task completed for 0.5 s"), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find(task_name(G, G.tasks[stall])), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find("cancelled"), std::string::npos) << st.message;
+    EXPECT_LT(waited, 30.0) << sched;
+    EXPECT_FALSE(solver.factorized());
+    std::vector<double> x = b;
+    EXPECT_EQ(solver.solve(x.data(), 1, A.n).code, StatusCode::invalid_argument);
+    // The runtime is still usable; a watchdog that is not triggered changes nothing.
+    fo.debug_stall_task = -1;
+    fo.watchdog_seconds = 60;
+    ASSERT_TRUE(solver.factorize(A, fo, Executor::starpu).ok()) << sched;
+    x = b;
+    ASSERT_TRUE(solver.solve(x.data(), 1, A.n).ok());
+    EXPECT_LT(rel_diff(x, ref), 1e-13) << sched;
+  }
+  FactorOptions bad;
+  bad.watchdog_seconds = -1;
+  EXPECT_EQ(solver.factorize(A, bad, Executor::starpu).code, StatusCode::invalid_argument);
 }
 
 /// Tridiagonal SPD matrix except one negative diagonal entry at column j:

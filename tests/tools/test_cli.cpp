@@ -163,6 +163,9 @@ TEST(Cli, SlotPoliciesMemoryReportAndChecker) {
   const CliRun bad = run("solve " + f + " --slots budget:lots");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("budget:BYTES"), std::string::npos) << bad.err;
+  // A bad watchdog value is a usage error; a generous one changes nothing.
+  EXPECT_EQ(run("solve " + f + " --watchdog -1").exit_code, 2);
+  EXPECT_EQ(run("solve " + f + " --watchdog 60").exit_code, 0);
   // The checker, through `plan`.
   for (const char* pol : {"dag", "budget-min"}) {
     const CliRun p = run("plan " + data("spd/activsg2000_hykkt_10.mtx") + " --no-fuse --slots " + pol +

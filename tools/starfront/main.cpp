@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
   solve->add_option("--executor", sa.executor, "starpu, or sequential (in-process reference)")
       ->check(CLI::IsMember({"starpu", "sequential"}))
       ->capture_default_str();
+  solve->add_option("--watchdog", sa.watchdog,
+                    "seconds without any task completing before the factorisation is cancelled "
+                    "with an error (0: no watchdog)")
+      ->capture_default_str();
   solve->add_option("--pivot-tol", sa.pivot_tol, "relative pivot tolerance of Cholesky (-1: n*eps)")
       ->capture_default_str();
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")

@@ -115,6 +115,7 @@ Status run(const SolveArgs& a, Report& r) {
 
   FactorOptions fo;
   fo.pivot_tol = a.pivot_tol;
+  fo.watchdog_seconds = a.watchdog;
   // Measured peak: the process's resident-set high-water mark over the
   // factorisations, above the resident set just before them.
   const bool peak_ok = reset_peak_rss();
@@ -220,6 +221,7 @@ std::string check_solve_args(const SolveArgs& a) {
   if (!std::isfinite(a.pivot_tol) || (a.pivot_tol < 0 && a.pivot_tol != -1.0))
     return "--pivot-tol must be a finite number >= 0, or -1 for n*eps";
   if (a.repeat < 1) return "--repeat must be >= 1";
+  if (!(a.watchdog >= 0) || !std::isfinite(a.watchdog)) return "--watchdog must be a finite number >= 0";
   if (a.tile_size < 1 || a.tile_threshold < 1) return "--tile-size and --tile-threshold must be >= 1";
   if (!(a.subtree_ratio > 0) || !std::isfinite(a.subtree_ratio)) return "--subtree-ratio must be > 0";
   {

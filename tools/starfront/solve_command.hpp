@@ -19,6 +19,7 @@ struct SolveArgs {
   std::string sched = "lws";
   std::string executor = "starpu";
   double pivot_tol = -1.0;  ///< < 0: n·ε (FactorOptions)
+  double watchdog = 0.0;    ///< FactorOptions::watchdog_seconds
   int repeat = 1;
   bool json = false;
   // Task-graph options (plan/task_graph.hpp).

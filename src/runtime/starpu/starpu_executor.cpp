@@ -3,6 +3,9 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
 #include <chrono>
 #include <string>
 
@@ -28,14 +31,14 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
 /// contribution-block slot at index nblocks + σ: home node -1 (StarPU
 /// allocates it where its first writer runs), `capacity` doubles seen as a
 /// capacity×1 matrix; the kernels lay each occupant out as its Block says.
-std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, NumericFactor& F) {
+std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vector<double>& Lx) {
   const std::size_t nb = G.blocks.size();
   std::vector<starpu_data_handle_t> h(nb + G.slot_capacity.size(), nullptr);
   for (std::size_t i = 0; i < nb; ++i) {
     const Block& b = G.blocks[i];
     if (b.offset < 0) continue;
     starpu_matrix_data_register(&h[i], STARPU_MAIN_RAM,
-                                reinterpret_cast<uintptr_t>(F.Lx.data() + b.offset),
+                                reinterpret_cast<uintptr_t>(Lx.data() + b.offset),
                                 static_cast<uint32_t>(b.ld), static_cast<uint32_t>(b.rows),
                                 static_cast<uint32_t>(b.cols), sizeof(double));
   }
@@ -46,50 +49,104 @@ std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, NumericFa
   return h;
 }
 
+/// What the tasks of one factorisation use (owned by the executor).
+struct Run {
+  explicit Run(idx_t ntasks) : progress(ntasks), args(ntasks), names(ntasks) {}
+  std::vector<double> Lx;
+  FactorContext ctx;
+  TaskProgress progress;
+  std::vector<GraphTaskArgs> args;
+  std::vector<std::string> names;
+};
+
+idx_t completed(TaskProgress& p) {
+  const std::lock_guard<std::mutex> lock(p.mutex);
+  return p.done_count;
+}
+
+/// Waits until `total` tasks completed (true), or until no task completed
+/// for `watchdog` seconds (false); watchdog 0: no limit.
+bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
+  std::unique_lock<std::mutex> lock(p.mutex);
+  if (watchdog <= 0) {
+    p.cv.wait(lock, [&] { return p.done_count >= total; });
+    return true;
+  }
+  const auto limit = std::chrono::duration<double>(watchdog);
+  while (p.done_count < total) {
+    const idx_t before = p.done_count;
+    if (!p.cv.wait_for(lock, limit, [&] { return p.done_count != before; })) return false;
+  }
+  return true;
+}
+
+/// Names of the tasks that started and did not complete (at most 8).
+std::string running_tasks(const Run& r, idx_t submitted) {
+  std::string out;
+  int shown = 0, more = 0;
+  for (idx_t t = 0; t < submitted; ++t)
+    if (r.progress.state[t] == TaskProgress::running) {
+      if (shown++ < 8) out += (out.empty() ? "" : ", ") + r.names[t];
+      else ++more;
+    }
+  if (more) out += " and " + std::to_string(more) + " more";
+  return out.empty() ? "none (waiting on the runtime)" : out;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
 }  // namespace
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats) {
   if (!starpu_is_initialized())
     return Status::error(StatusCode::runtime_error, "StarPU is not started");
+  if (!(opts.watchdog_seconds >= 0) || !std::isfinite(opts.watchdog_seconds))
+    return Status::error(StatusCode::invalid_argument, "watchdog_seconds must be a finite number >= 0");
   const FrontPlan& P = *G.plan;
   Status st = check_values(P, A);
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
-  F.plan = &P;
-  F.Lx.assign(P.factor_size(), 0.0);
-  FactorContext ctx;
+  const idx_t nt = static_cast<idx_t>(G.tasks.size());
+  // Everything the tasks touch, on the heap: a factorisation abandoned by
+  // the watchdog leaves it to the tasks that never finished.
+  auto run = std::make_unique<Run>(nt);
+  run->Lx.assign(P.factor_size(), 0.0);
+  FactorContext& ctx = run->ctx;
   ctx.pivot_tol = opts.effective_pivot_tol(P.n);
   ctx.values = A.values.data();
+  run->progress.stall_task = opts.debug_stall_task;
 
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers);
-  std::vector<starpu_data_handle_t> h = register_handles(G, F);
+  std::vector<starpu_data_handle_t> h = register_handles(G, run->Lx);
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
   auto handle_index = [&](idx_t b) { return G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b]; };
   std::vector<idx_t> remaining(h.size(), 0);  // accesses not yet submitted, per handle
   for (const Access& a : G.accesses) ++remaining[handle_index(a.block)];
-  const idx_t nt = static_cast<idx_t>(G.tasks.size());
-  std::vector<GraphTaskArgs> args(nt);
-  std::vector<std::string> names(nt);
   std::vector<struct starpu_data_descr> descr;
   idx_t submitted = 0;
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
-    args[t] = GraphTaskArgs{&G, t, &ctx};
-    names[t] = task_name(G, task);
+    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress};
+    run->names[t] = task_name(G, task);
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_DATA_MODE_ARRAY, descr.data(), static_cast<int>(descr.size()),
-        STARPU_CL_ARGS_NFREE, &args[t], sizeof(GraphTaskArgs), STARPU_PRIORITY, task.priority,
-        STARPU_FLOPS, task.flops, STARPU_NAME, names[t].c_str(), 0);
+        STARPU_CL_ARGS_NFREE, &run->args[t], sizeof(GraphTaskArgs), STARPU_CALLBACK, graph_task_done,
+        STARPU_CALLBACK_ARG_NFREE, &run->args[t], STARPU_PRIORITY, task.priority, STARPU_FLOPS,
+        task.flops, STARPU_NAME, run->names[t].c_str(), 0);
     if (ret != 0) {
       st = Status::error(StatusCode::runtime_error, "starpu_task_insert failed for task " +
-                                                        names[t] + " (" + std::to_string(ret) + ")");
+                                                        run->names[t] + " (" + std::to_string(ret) + ")");
       break;
     }
     ++submitted;
@@ -106,7 +163,32 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.
-    const WorkersActive active;
+    auto active = std::make_unique<WorkersActive>();
+    // Schedulers that wait for the whole graph (graph_test) start now.
+    starpu_do_schedule();
+    const double w = opts.watchdog_seconds;
+    if (!wait_for_tasks(run->progress, submitted, w)) {
+      // No task completed for w seconds: cancel; the tasks not yet started
+      // skip their work, a cooperative stalled one returns.
+      ctx.cancelled = true;
+      std::string what = "no task completed for " + seconds_text(w) + " (" +
+                         std::to_string(completed(run->progress)) + " of " +
+                         std::to_string(submitted) + " tasks done; running: " +
+                         running_tasks(*run, submitted) + ")";
+      if (!wait_for_tasks(run->progress, submitted, std::max(w, 1.0))) {
+        // Still running after as long again: abandon the factorisation. Its
+        // state, handles and workers stay alive for the tasks in flight.
+        (void)active.release();
+        (void)run.release();
+        F.Lx.clear();
+        return Status::error(StatusCode::runtime_error,
+                             "watchdog: " + what +
+                                 "; the tasks did not stop after cancellation: the factorisation "
+                                 "was abandoned (its memory is not freed, and StarPU cannot shut "
+                                 "down while those tasks run)");
+      }
+      st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
+    }
     // Unregistering a block of Lx waits for its last writer and brings it
     // home: this waits for exactly this factorisation's tasks.
     for (idx_t x = 0; x < nb; ++x)
@@ -114,6 +196,8 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
+  F.plan = &P;
+  F.Lx = std::move(run->Lx);
   if (stats) {
     stats->tasks = submitted;
     stats->flops = 0;

@@ -14,7 +14,10 @@ namespace starfront {
 /// factorisation's own data only (no global barrier).
 /// Errors: invalid_argument (values do not match the plan or are not
 /// finite), not_positive_definite (column and pivot in the Status),
-/// runtime_error (StarPU not started, a submission failed).
+/// runtime_error (StarPU not started, a submission failed, or the watchdog:
+/// no task completed for opts.watchdog_seconds — the message names the
+/// running tasks and says whether they stopped after cancellation or the
+/// factorisation had to be abandoned, its memory left to them).
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats = nullptr);
 

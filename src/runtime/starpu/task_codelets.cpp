@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -11,6 +13,9 @@ namespace {
 
 void graph_task_cpu(void* buffers[], void* cl_arg) {
   const auto* a = static_cast<const GraphTaskArgs*>(cl_arg);
+  a->progress->state[a->task] = TaskProgress::running;
+  if (a->task == a->progress->stall_task)  // testing aid: a hung kernel, until cancelled
+    while (!a->ctx->cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const Task& t = a->graph->tasks[a->task];
   const idx_t n = t.acc_end - t.acc_begin;
   std::vector<double*> ptrs(n);
@@ -56,6 +61,14 @@ Codelets& all_codelets() {
 }
 
 }  // namespace
+
+void graph_task_done(void* args) {
+  const auto* a = static_cast<const GraphTaskArgs*>(args);
+  a->progress->state[a->task] = TaskProgress::done;
+  const std::lock_guard<std::mutex> lock(a->progress->mutex);
+  ++a->progress->done_count;
+  a->progress->cv.notify_all();
+}
 
 struct starpu_codelet* task_codelet(TaskKind k) {
   return &all_codelets().codelets[static_cast<int>(k)];
