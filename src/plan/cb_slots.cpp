@@ -257,13 +257,17 @@ std::vector<idx_t> first_fit_decreasing(const TaskGraph& G, const Lifetimes& L) 
   for (idx_t b : blocks) {
     const idx_t f = L.first[b] < 0 ? std::numeric_limits<idx_t>::max() - 1 : L.first[b];
     const idx_t l = L.first[b] < 0 ? f : L.last[b];
-    idx_t s = 0;
-    for (; s < static_cast<idx_t>(busy.size()); ++s) {
+    auto fits = [&](idx_t s) {
       const auto next = busy[s].lower_bound(f);
-      if (next != busy[s].end() && next->first <= l) continue;
-      if (next != busy[s].begin() && std::prev(next)->second >= f) continue;
-      break;
-    }
+      if (next != busy[s].end() && next->first <= l) return false;
+      return next == busy[s].begin() || std::prev(next)->second < f;
+    };
+    idx_t s = static_cast<idx_t>(busy.size());
+    for (idx_t x = 0; x < static_cast<idx_t>(busy.size()); ++x)
+      if (fits(x)) {
+        s = x;
+        break;
+      }
     if (s == static_cast<idx_t>(busy.size())) busy.emplace_back();
     busy[s].emplace(f, l);
     slot_of[b] = s;
