@@ -8,7 +8,8 @@
 # set before it) against factors + planned.
 # Usage: bench/slots_bench.sh [MATRIX...]   (default: activsg2000_hykkt_10,
 # bcsstk13 and a generated 3D 7-point Laplacian 50^3)
-# Environment: REPS (default 5), NCPU (default 2), STARFRONT_BIN.
+# Environment: REPS (default 5), NCPU (default 2), STARFRONT_BIN, STARFRONT_DATA
+# (the shared matrices, default ../shared/data).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sf=${STARFRONT_BIN:-${STARFRONT_BUILD_DIR:-$root/build}/tools/starfront}
@@ -18,8 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ $# -eq 0 ]; then
   "$sf" generate laplace3d 50 >"$tmp/laplace3d_50.mtx"
-  set -- "$root/../shared/data/spd/activsg2000_hykkt_10.mtx" "$root/../shared/data/spd/bcsstk13.mtx" \
-    "$tmp/laplace3d_50.mtx"
+  data=${STARFRONT_DATA:-$root/../shared/data}
+  set -- "$data/spd/activsg2000_hykkt_10.mtx" "$data/spd/bcsstk13.mtx" "$tmp/laplace3d_50.mtx"
 fi
 policies=(private dag budget-min)
 echo "| matrix | policy | factor s (median of $reps) | ratio to private | CB planned MiB | slots | added deps | CB lower bound | CB private | CB level stack | factors MiB | measured peak MiB | peak / (factors + planned) |"

@@ -4,6 +4,7 @@
 # otherwise idle machine), writing the table under $OUT.
 # Usage (device run, carry .device): bash tools/device/run-bench.sh [INPUT...]
 #    or: bash tools/device/run-bench.sh --sweep [MATRIX...]   (bench/sweep.sh)
+#    or: bash tools/device/run-bench.sh --slots [MATRIX...]   (bench/slots_bench.sh)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=/tmp/starfront-bundle
@@ -12,6 +13,12 @@ b=$work/bundle
 export LD_LIBRARY_PATH=$b/lib:${LD_LIBRARY_PATH:-}
 export STARPU_SILENT=1 STARPU_HOME=$work STARPU_WORKERS_CPUID="0 1"
 out=${OUT:-/tmp}
+if [ "${1:-}" = "--slots" ]; then  # contribution-block slot policies (bench/slots_bench.sh), two cores
+  shift
+  STARFRONT_BIN=$b/bin/starfront STARFRONT_DATA=$b/data taskset -c 0,1 bash "$root/bench/slots_bench.sh" "$@" 2>&1 |
+    grep -v perf_model_add_dir | tee "$out/slots.md"
+  exit 0
+fi
 if [ "${1:-}" = "--sweep" ]; then  # the parameter sweep of bench/sweep.sh, on two cores
   shift
   for m in "" "$@"; do STARFRONT_BIN=$b/bin/starfront taskset -c 0,1 bash "$root/bench/sweep.sh" $m; done 2>&1 |
