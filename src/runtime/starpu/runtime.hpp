@@ -14,6 +14,13 @@ struct RuntimeOptions {
   int ncpu = -1;             ///< CPU workers; -1: StarPU's default (all cores not driving a GPU)
   int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
+  /// Non-empty: record an FxT trace of everything StarPU runs until shutdown
+  /// into this folder (created if needed): the raw file DIR/prof_file_0 is
+  /// written when the runtime is destroyed; StarPU's starpu_fxt_tool
+  /// converts it. Needs StarPU built with FxT (else start() fails). Empty
+  /// (default): StarPU records nothing, unless the environment explicitly
+  /// sets STARPU_FXT_TRACE=1 (then StarPU's own STARPU_FXT_PREFIX rules apply).
+  std::string trace_dir;
 };
 
 /// Checks that `name` is one of StarPU's scheduling policies (callable before
@@ -29,7 +36,11 @@ class StarpuRuntime {
   /// lists the known ones), negative counts, StarPU already started by
   /// starfront, starpu_init failure (e.g. GPUs requested but none usable).
   /// Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless the caller's
-  /// environment already sets them; never installs signal handlers.
+  /// environment already sets them; never installs signal handlers. With a
+  /// trace_dir, sets STARPU_FXT_TRACE=1, STARPU_FXT_PREFIX and
+  /// STARPU_FXT_SUFFIX for starpu_init only and restores them afterwards.
+  /// Errors for a trace: io_error when the folder cannot be created,
+  /// runtime_error when this StarPU has no FxT support.
   static Status start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out);
   ~StarpuRuntime();
   StarpuRuntime(const StarpuRuntime&) = delete;
