@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "sparse/types.hpp"
 
@@ -11,6 +12,12 @@ namespace starfront {
 
 /// How StarPU is started.
 struct RuntimeOptions {
+  /// The options in order; `RuntimeOptions{ncpu, ncuda, sched}` leaves the
+  /// later ones at their defaults (a constructor rather than an aggregate,
+  /// so that short brace lists stay warning-free as options are added).
+  explicit RuntimeOptions(int ncpu_ = -1, int ncuda_ = 0, std::string sched_ = "lws",
+                          std::string trace_dir_ = {})
+      : ncpu(ncpu_), ncuda(ncuda_), sched(std::move(sched_)), trace_dir(std::move(trace_dir_)) {}
   int ncpu = -1;             ///< CPU workers; -1: StarPU's default (all cores not driving a GPU)
   int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
