@@ -82,6 +82,7 @@ GanttData gantt_boxes(const Trace& trace, int plot_pixels) {
     if (tasks.empty() || t.start_ms < t0) t0 = t.start_ms;
     if (tasks.empty() || t.end_ms > t1) t1 = t.end_ms;
     tasks.push_back(&t);
+    d.by_kind[static_cast<int>(k)]++;
     row_of[t.worker] = 0;
   }
   for (auto& [id, row] : row_of) {
@@ -146,7 +147,7 @@ Status gantt_script(const GanttData& d, const GanttOptions& o, std::string& scri
   s << ")\nset ytics nomirror scale 0\nset grid xtics lc rgb '#dddddd'\n";
   s << "set key outside below horizontal\nset style fill solid 1.0 "
     << (d.boxes.size() <= 400 ? "border lc rgb '#ffffff'" : "noborder") << "\n";
-  std::string plot;
+  std::vector<std::string> clauses;  // in kind order, so that the legend is too
   for (int k = 0; k < kTaskKinds; ++k) {
     bool any = false;
     for (const GanttBox& b : d.boxes) {
@@ -157,13 +158,18 @@ Status gantt_script(const GanttData& d, const GanttOptions& o, std::string& scri
       s << fmt("%.9g", 0.5 * (b.x0_ms + b.x1_ms)) << " " << b.row << " " << fmt("%.9g", b.x0_ms) << " "
         << fmt("%.9g", b.x1_ms) << " " << b.row - 0.4 << " " << b.row + 0.4 << "\n";
     }
-    if (!any) continue;
-    s << "EOD\n";
-    plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "$k" + std::to_string(k) +
-            " using 1:2:3:4:5:6 with boxxyerror lc rgb '" + kColours[k] + "' title '" +
-            task_kind_name(static_cast<TaskKind>(k)) + "'";
+    const std::string title = std::string(" title '") + task_kind_name(static_cast<TaskKind>(k)) + "'";
+    if (any) {
+      s << "EOD\n";
+      clauses.push_back("$k" + std::to_string(k) + " using 1:2:3:4:5:6 with boxxyerror lc rgb '" +
+                        kColours[k] + "'" + title);
+    } else if (d.by_kind[k] > 0) {  // only inside columns another kind dominates: legend entry only
+      clauses.push_back(std::string("keyentry with boxes fc rgb '") + kColours[k] + "'" + title);
+    }
   }
-  if (plot.empty()) plot = "plot NaN notitle";
+  std::string plot = "plot ";
+  for (std::size_t c = 0; c < clauses.size(); ++c) plot += (c ? ", \\\n     " : "") + clauses[c];
+  if (clauses.empty()) plot = "plot NaN notitle";
   s << plot << "\nunset output\n";
   script = s.str();
   return Status::success();

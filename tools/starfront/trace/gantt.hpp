@@ -40,6 +40,7 @@ struct GanttData {
   std::vector<GanttBox> boxes;
   double span_ms = 0.0;           ///< first task start to last task end, ms
   long long tasks = 0;            ///< starfront tasks drawn
+  long long by_kind[kTaskKinds] = {};  ///< of which, per kind (every kind present gets a legend entry)
 };
 
 /// Builds the boxes of the starfront tasks of `trace` for a plot area
