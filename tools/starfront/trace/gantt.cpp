@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "external.hpp"
-#include "task_name_parse.hpp"
 
 namespace starfront::trace {
 namespace {
@@ -78,7 +77,7 @@ GanttData gantt_boxes(const Trace& trace, int plot_pixels) {
   double t0 = 0.0, t1 = 0.0;
   for (const TraceTask& t : trace.tasks) {
     TaskKind k;
-    if (!is_starfront_task(t) || !parse_task_kind(std::string_view(t.model).substr(10), k)) continue;
+    if (!starfront_task_kind(t, k)) continue;
     if (tasks.empty() || t.start_ms < t0) t0 = t.start_ms;
     if (tasks.empty() || t.end_ms > t1) t1 = t.end_ms;
     tasks.push_back(&t);
@@ -106,8 +105,8 @@ GanttData gantt_boxes(const Trace& trace, int plot_pixels) {
       last_tiny = -1;
       cur_worker = t->worker;
     }
-    TaskKind k;
-    parse_task_kind(std::string_view(t->model).substr(10), k);
+    TaskKind k = TaskKind::front;
+    starfront_task_kind(*t, k);
     const double x0 = t->start_ms - t0, x1 = t->end_ms - t0;
     if (x1 - x0 >= px) {
       d.boxes.push_back(GanttBox{row_of[t->worker], k, x0, x1, 1});

@@ -15,11 +15,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-/// Kind of a starfront task from its model symbol "starfront_<kind>".
-bool kind_of(const TraceTask& t, TaskKind& k) {
-  return parse_task_kind(std::string_view(t.model).substr(std::string_view("starfront_").size()), k);
-}
-
 /// Sum over windows of (last end - first start): one window, or one per
 /// factorisation when the plan says how many tasks each has.
 double makespan(std::vector<const TraceTask*> tasks, long long per_window, int& windows) {
@@ -67,7 +62,7 @@ TraceSummary summarize(const Trace& trace) {
   std::vector<const TraceTask*> ours;
   for (const TraceTask& t : trace.tasks) {
     TaskKind k;
-    if (!is_starfront_task(t) || !kind_of(t, k)) {
+    if (!starfront_task_kind(t, k)) {
       ++s.other_tasks;
       continue;
     }

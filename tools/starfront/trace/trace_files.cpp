@@ -9,6 +9,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "task_name_parse.hpp"
+
 namespace starfront::trace {
 namespace {
 
@@ -72,7 +74,15 @@ Status open(const std::string& path, std::ifstream& in) {
 
 }  // namespace
 
-bool is_starfront_task(const TraceTask& t) { return t.model.rfind("starfront_", 0) == 0; }
+namespace {
+constexpr std::string_view kModelPrefix = "starfront_";
+}  // namespace
+
+bool is_starfront_task(const TraceTask& t) { return t.model.rfind(kModelPrefix, 0) == 0; }
+
+bool starfront_task_kind(const TraceTask& t, TaskKind& kind) {
+  return is_starfront_task(t) && parse_task_kind(std::string_view(t.model).substr(kModelPrefix.size()), kind);
+}
 
 Status parse_tasks_rec(std::istream& in, const std::string& path, std::vector<TraceTask>& out) {
   out.clear();

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/task_graph.hpp"
 #include "sparse/types.hpp"
 
 namespace starfront::trace {
@@ -62,6 +63,10 @@ struct Trace {
 
 /// True for a task that starfront submitted: its model is "starfront_<kind>".
 bool is_starfront_task(const TraceTask& t);
+
+/// The kind of a starfront task, from its model "starfront_<kind>". Returns
+/// false for any other task (StarPU-internal, or an unknown kind).
+bool starfront_task_kind(const TraceTask& t, TaskKind& kind);
 
 /// Parses tasks.rec content. `path` only names the file in messages.
 /// Errors (parse_error, "path:line: ..."): a line that is not "Field: value",
