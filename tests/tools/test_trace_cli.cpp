@@ -164,6 +164,12 @@ TEST(TraceCli, BadInputIsAClearErrorNeverACrash) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("tasks.rec:5:"), std::string::npos) << r.err;
 
+  // Only StarPU-internal records (e.g. a conversion that stopped early): an error, not an empty table.
+  std::ofstream(bad + "/tasks.rec") << "Name: _starpu_data_acquire_cb_pre\nJobId: 5\n";
+  r = run("trace summary " + bad);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no starfront task"), std::string::npos) << r.err;
+
   const std::string sample = STARFRONT_TRACE_SAMPLE_DIR;
   r = run("trace gantt " + sample + " -o " + tmp("x.jpg"));
   EXPECT_EQ(r.exit_code, 1);

@@ -118,12 +118,7 @@ Status run(const SolveArgs& a, Report& r) {
   std::unique_ptr<StarpuRuntime> rt;
   const bool use_starpu = a.executor == "starpu";
   if (use_starpu) {
-    RuntimeOptions ro;
-    ro.ncpu = a.ncpu;
-    ro.ncuda = a.ncuda;
-    ro.sched = a.sched;
-    ro.trace_dir = a.trace;
-    st = StarpuRuntime::start(ro, rt);
+    st = StarpuRuntime::start(RuntimeOptions(a.ncpu, a.ncuda, a.sched, a.trace), rt);
     if (!st.ok()) return st;
     r.j["scheduler"] = rt->scheduler();
     r.j["cpu_workers"] = rt->cpu_workers();

@@ -19,6 +19,10 @@ int run_trace_summary(const std::string& dir, bool json) {
   trace::Trace t;
   if (Status st = trace::read_trace(dir, t); !st.ok()) return fail("summary", st);
   const trace::TraceSummary s = trace::summarize(t);
+  if (s.tasks == 0)
+    return fail("summary", Status::error(StatusCode::invalid_argument,
+                                         "no starfront task in " + dir + "/tasks.rec (an incomplete "
+                                         "conversion? see " + dir + "/starpu_fxt_tool.log)"));
   if (json)
     std::cout << trace::summary_json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << std::endl;

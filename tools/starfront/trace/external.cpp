@@ -110,7 +110,13 @@ Status convert_fxt_trace(const std::string& dir) {
                              ": convert it with 'starpu_fxt_tool -i " + raw + " -d " + dir + "'");
   const std::string log = dir + "/starpu_fxt_tool.log";
   fs::remove(log, ec);
-  if (Status st = run_program(tool, {"-i", raw, "-d", dir}, log); !st.ok()) return st;
+  if (Status st = run_program(tool, {"-i", raw, "-d", dir}, log); !st.ok()) {
+    st.message += "; the raw trace is kept in " + raw;
+    if (st.message.find("signal") != std::string::npos)
+      st.message += " (StarPU 1.4.10's converter overflows a stack buffer on tasks with many data "
+                    "handles unless built with tools/deps/patches/starpu-fxt-string-overflow.sh)";
+    return st;
+  }
   for (const char* f : {"paje.trace", "dag.dot", "tasks.rec", "trace.rec", "activity.data"})
     if (!fs::exists(dir + "/" + f, ec))
       return Status::error(StatusCode::io_error, "starpu_fxt_tool did not write " + dir + "/" + f +

@@ -115,11 +115,11 @@ std::string format_summary(const TraceSummary& s) {
          s.first_unparsed + "'\n";
   o += "  makespan " + fmt("%.4f", s.makespan_ms * 1e-3) + " s (first task start to last task end";
   o += s.windows > 1 ? ", summed over " + std::to_string(s.windows) + " factorisations)" : ")";
-  if (s.has_plan && s.plan.critical_path_seconds > 0) {
+  if (s.has_plan && s.plan.critical_path_seconds > 0 && s.makespan_ms > 0) {
     const double cp = s.plan.critical_path_seconds * s.windows;
     o += "\n  plan's critical-path estimate " + fmt("%.4f", cp) + " s: makespan / critical path " +
          fmt("%.2f", s.makespan_ms * 1e-3 / cp);
-    if (s.plan.total_seconds > 0)
+    if (s.plan.total_seconds > 0 && s.makespan_ms > 0)
       o += ", estimated work / makespan " + fmt("%.2f", s.plan.total_seconds * s.windows / (s.makespan_ms * 1e-3));
   }
   o += "\n\n  kind           count     total s      mean s   share\n";
