@@ -6,8 +6,11 @@
 # <repo>/.deps/starpu (ignored by git) to it.
 # Configured shared only, with FxT, --enable-maxcpus=64, --enable-maxcudadev=8,
 # and CUDA when nvcc is found (CUDA_HOME, default /usr/local/cuda).
-# CUDA 13 removed cudaDeviceProp::computeMode: patches/starpu-cuda13-computemode.sh
-# rewrites StarPU's two uses to cudaDeviceGetAttribute(cudaDevAttrComputeMode).
+# Every patches/*.sh is applied (in name order) to a fresh source tree per key:
+# starpu-cuda13-computemode.sh (CUDA 13 removed cudaDeviceProp::computeMode:
+# StarPU's two uses become cudaDeviceGetAttribute(cudaDevAttrComputeMode));
+# starpu-fxt-string-overflow.sh (starpu_fxt_tool's stack overflow on tasks
+# with many data handles).
 # Prints nothing and exits 0 when the prefix is already complete.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,10 +18,10 @@ root=$(cd "$here/../.." && pwd)
 deps=${STARFRONT_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/starfront/deps}
 version=1.4.10
 debver=1.4.10+dfsg-2
-patch="$here/patches/starpu-cuda13-computemode.sh"
+patches=("$here"/patches/*.sh)
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 with_cuda=no; [ -x "$cuda_home/bin/nvcc" ] && with_cuda=yes
-key=$( (cat "$patch"; echo "$with_cuda"; sed -n '/^conf=/,/^)/p' "$0") | sha1sum | cut -c1-10)
+key=$( (cat "${patches[@]}"; echo "$with_cuda"; sed -n '/^conf=/,/^)/p' "$0") | sha1sum | cut -c1-10)
 prefix="$deps/starpu-$version-$key"
 link() { mkdir -p "$root/.deps" && ln -sfn "$prefix" "$root/.deps/starpu"; }
 if [ -f "$prefix/.complete" ]; then
@@ -28,7 +31,8 @@ fi
 echo "[deps] building StarPU $version (cuda=$with_cuda) into $prefix"
 mkdir -p "$deps/src"
 cd "$deps/src"
-if [ ! -d "starpu-$version" ]; then
+src="starpu-$version-$key"  # patched source tree of this key
+if [ ! -d "$src" ]; then
   if ! ls starpu_${debver%-*}.orig.tar.* >/dev/null 2>&1; then
     list=/etc/apt/sources.list.d/starfront-deb-src.sources
     if [ ! -f "$list" ]; then
@@ -38,10 +42,10 @@ if [ ! -d "starpu-$version" ]; then
     fi
     apt-get source --download-only -qq "starpu=$debver"
   fi
-  rm -rf "starpu-$version.tmp" && mkdir "starpu-$version.tmp"
-  tar -xf starpu_${debver%-*}.orig.tar.* -C "starpu-$version.tmp" --strip-components=1
-  bash "$patch" "starpu-$version.tmp"
-  mv "starpu-$version.tmp" "starpu-$version"
+  rm -rf "$src.tmp" && mkdir "$src.tmp"
+  tar -xf starpu_${debver%-*}.orig.tar.* -C "$src.tmp" --strip-components=1
+  for p in "${patches[@]}"; do bash "$p" "$src.tmp"; done
+  mv "$src.tmp" "$src"
 fi
 rm -rf "build-$key" && mkdir "build-$key" && cd "build-$key"
 conf=(--prefix="$prefix" --enable-shared --disable-static
@@ -55,7 +59,7 @@ if [ "$with_cuda" = yes ]; then
 else
   conf+=(--disable-cuda)
 fi
-../starpu-$version/configure "${conf[@]}" >configure.log 2>&1 || { tail -40 configure.log; exit 1; }
+"../$src/configure" "${conf[@]}" >configure.log 2>&1 || { tail -40 configure.log; exit 1; }
 make -j"$(nproc)" >make.log 2>&1 || { grep -n -m20 -i error make.log; tail -30 make.log; exit 1; }
 make install >install.log 2>&1 || { tail -30 install.log; exit 1; }
 touch "$prefix/.complete"

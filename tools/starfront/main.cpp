@@ -1,6 +1,9 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
 //                   [--ncuda N] [--sched NAME] [--executor starpu|sequential] [--json]
+//                   [--trace DIR]
+//   starfront trace summary DIR [--json]
+//   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
 //   starfront generate laplace3d N [--stencil 7|27] [-o FILE]
 //   starfront generate laplace2d N [-o FILE]
 // Exit status: 0 success, 1 failure (message on stderr), 2 bad usage.
@@ -13,6 +16,7 @@
 
 #include "plan_command.hpp"
 #include "solve_command.hpp"
+#include "trace_command.hpp"
 #include "io/matrix_market.hpp"
 #include "sparse/generators.hpp"
 
@@ -85,6 +89,9 @@ int main(int argc, char** argv) {
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")
       ->capture_default_str();
   solve->add_flag("--json", sa.json, "print one JSON object on stdout");
+  solve->add_option("--trace", sa.trace,
+                    "record an FxT trace of the factorisation into DIR and convert it there "
+                    "(paje.trace, dag.dot, tasks.rec, trace.rec; see `starfront trace`)");
   add_graph_options(solve, sa);
 
   starfront::tools::SolveArgs pa;  // `plan` shares the analysis and graph options
@@ -118,6 +125,24 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gen->add_option("-o,--output", gen_out, "output file ('-': stdout)")->capture_default_str();
 
+  std::string trace_dir;
+  starfront::trace::GanttOptions gantt_opts;
+  bool summary_json = false;
+  CLI::App* trace = app.add_subcommand("trace", "Summarise or draw a trace written by `solve --trace DIR`");
+  trace->require_subcommand(1);
+  CLI::App* summary = trace->add_subcommand(
+      "summary", "per task kind and per worker: count, total and mean seconds, share of the "
+                 "makespan; idle share; makespan against the plan's critical path; transfers");
+  summary->add_option("dir", trace_dir, "trace folder")->required();
+  summary->add_flag("--json", summary_json, "print one JSON object on stdout");
+  CLI::App* gantt = trace->add_subcommand("gantt", "Gantt chart (gnuplot): one row per worker, tasks coloured by kind");
+  gantt->add_option("dir", trace_dir, "trace folder")->required();
+  gantt->add_option("-o,--output", gantt_opts.output, "image file: .png or .svg")->required();
+  gantt->add_option("--width", gantt_opts.width, "pixels")->capture_default_str();
+  gantt->add_option("--height", gantt_opts.height, "pixels (0: from the number of workers)")
+      ->capture_default_str();
+  gantt->add_option("--title", gantt_opts.title, "chart title (default: matrix, tasks, workers, makespan)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -128,6 +153,13 @@ int main(int argc, char** argv) {
     if (gen_kind == "laplace2d" && gen->count("--stencil"))
       return usage_error("generate: --stencil applies to laplace3d only");
     return generate(gen_kind, gen_n, stencil, gen_out);
+  }
+  if (*summary) return starfront::tools::run_trace_summary(trace_dir, summary_json);
+  if (*gantt) {
+    if (gantt_opts.width < 200 || gantt_opts.width > 20000 ||
+        (gantt_opts.height != 0 && (gantt_opts.height < 200 || gantt_opts.height > 20000)))
+      return usage_error("trace gantt: --width and --height must be 200..20000 pixels");
+    return starfront::tools::run_trace_gantt(trace_dir, gantt_opts);
   }
   if (*plan) {
     if (std::string why = starfront::tools::check_solve_args(pa); !why.empty())

@@ -5,6 +5,7 @@
 #include <thread>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@
 #include "runtime/starpu/runtime.hpp"
 #include "solve/solve.hpp"
 #include "sparse/generators.hpp"
+#include "trace/external.hpp"
+#include "trace/trace_files.hpp"
 
 namespace starfront::tools {
 namespace {
@@ -48,6 +51,29 @@ Status load_rhs(const SolveArgs& a, const CscMatrix& A, std::vector<double>& B, 
     st = Status::error(StatusCode::invalid_argument,
                        a.rhs + ": right-hand side has " + std::to_string(rows) +
                            " rows, the matrix has " + std::to_string(A.n));
+  return st;
+}
+
+/// Ends a traced run: shuts StarPU down (it writes the raw FxT file then),
+/// writes DIR/plan.json (the plan's figures, for `trace summary`) and
+/// converts the raw trace with starpu_fxt_tool.
+Status finish_trace(const SolveArgs& a, const GraphStats& gs, Report& r,
+                    std::unique_ptr<StarpuRuntime>& rt) {
+  rt.reset();
+  trace::PlanFigures pf;
+  pf.tasks = gs.tasks;
+  pf.repeat = a.repeat;
+  pf.critical_path_seconds = gs.critical_path_seconds;
+  pf.total_seconds = gs.total_seconds;
+  pf.factor_seconds = r.j["t_factor_s"].is_number() ? r.j["t_factor_s"].get<double>() : 0.0;
+  pf.matrix = r.j.value("file", std::string());
+  const std::string plan_file = a.trace + "/plan.json";
+  std::ofstream os(plan_file);
+  trace::write_plan_json(pf, os);
+  if (!os) return Status::error(StatusCode::io_error, "cannot write '" + plan_file + "'");
+  os.close();
+  Status st = trace::convert_fxt_trace(a.trace);
+  if (st.ok()) r.j["trace_dir"] = a.trace;
   return st;
 }
 
@@ -106,7 +132,7 @@ Status run(const SolveArgs& a, Report& r) {
   std::unique_ptr<StarpuRuntime> rt;
   const bool use_starpu = a.executor == "starpu";
   if (use_starpu) {
-    st = StarpuRuntime::start(RuntimeOptions{a.ncpu, a.ncuda, a.sched}, rt);
+    st = StarpuRuntime::start(RuntimeOptions(a.ncpu, a.ncuda, a.sched, a.trace), rt);
     if (!st.ok()) return st;
     r.j["scheduler"] = rt->scheduler();
     r.j["cpu_workers"] = rt->cpu_workers();
@@ -131,8 +157,13 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["t_factor_s"] = fs.seconds;
     r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
     r.j["mean_task_s"] = fs.tasks > 0 ? fs.task_seconds / static_cast<double>(fs.tasks) : 0.0;
-    if (!st.ok()) return st;
+    if (!st.ok()) break;
   }
+  if (!a.trace.empty()) {  // also when the factorisation failed: its trace shows how far it got
+    const Status ts = finish_trace(a, gs, r, rt);
+    if (st.ok()) st = ts;
+  }
+  if (!st.ok()) return st;
   r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
   std::vector<double> X = B;
   t0 = clock_type::now();
@@ -177,6 +208,10 @@ void print_human(const nlohmann::json& j) {
               << " s\n";
   if (!j["backward_error"].is_null())
     std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << "\n";
+  if (j.contains("trace_dir"))
+    std::cout << "  trace: " << j["trace_dir"].get<std::string>()
+              << " (paje.trace for ViTE, dag.dot, tasks.rec, trace.rec; starfront trace summary|gantt "
+              << j["trace_dir"].get<std::string>() << ")\n";
 }
 
 }  // namespace
@@ -231,6 +266,7 @@ std::string check_solve_args(const SolveArgs& a) {
   if (a.executor == "starpu") {
     if (Status st = check_scheduler(a.sched); !st.ok()) return st.message;
   }
+  if (!a.trace.empty() && a.executor != "starpu") return "--trace needs --executor starpu";
   return {};
 }
 

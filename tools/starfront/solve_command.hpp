@@ -22,6 +22,9 @@ struct SolveArgs {
   double watchdog = 0.0;    ///< FactorOptions::watchdog_seconds
   int repeat = 1;
   bool json = false;
+  /// Non-empty: record an FxT trace of the factorisation(s) into this folder
+  /// and convert it there with starpu_fxt_tool (see trace/external.hpp).
+  std::string trace;
   // Task-graph options (plan/task_graph.hpp).
   idx_t tile_size = 256;
   idx_t tile_threshold = 512;

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "cpu/blas.hpp"
 
@@ -26,6 +28,34 @@ bool known_scheduler(const std::string& name, std::string& known) {
   return false;
 }
 
+/// Sets an environment variable and restores its previous value (or its
+/// absence) when destroyed.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// The environment StarPU reads at starpu_init to record an FxT trace into
+/// `dir` (raw file dir/prof_file_<id>, id 0 without MPI).
+struct TraceEnv {
+  explicit TraceEnv(const std::string& dir)
+      : trace("STARPU_FXT_TRACE", "1"), prefix("STARPU_FXT_PREFIX", dir), suffix("STARPU_FXT_SUFFIX", "prof_file") {}
+  ScopedEnv trace, prefix, suffix;
+};
+
 }  // namespace
 
 Status check_scheduler(const std::string& name) {
@@ -42,11 +72,24 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
   if (opts.ncpu == 0 && opts.ncuda == 0)
     return Status::error(StatusCode::runtime_error, "at least one worker is needed");
+  if (!opts.trace_dir.empty()) {
+#ifndef STARPU_USE_FXT
+    return Status::error(StatusCode::runtime_error,
+                         "tracing needs StarPU built with FxT (configure --with-fxt); this one is not");
+#endif
+    std::error_code ec;
+    std::filesystem::create_directories(opts.trace_dir, ec);
+    if (ec || !std::filesystem::is_directory(opts.trace_dir))
+      return Status::error(StatusCode::io_error, "cannot create the trace folder '" + opts.trace_dir +
+                                                     "'" + (ec ? ": " + ec.message() : ""));
+  }
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true))
     return Status::error(StatusCode::runtime_error, "StarPU is already started by starfront");
   setenv("STARPU_SILENT", "1", 0);
   setenv("STARPU_FXT_TRACE", "0", 0);
+  std::optional<TraceEnv> trace_env;  // only while starpu_init reads it
+  if (!opts.trace_dir.empty()) trace_env.emplace(opts.trace_dir);
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.sched_policy_name = opts.sched.c_str();
@@ -55,6 +98,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   conf.nopencl = 0;
   conf.catch_signals = 0;
   const int ret = starpu_init(&conf);
+  trace_env.reset();
   if (ret != 0) {
     g_started = false;
     return Status::error(StatusCode::runtime_error,

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "sparse/types.hpp"
 
@@ -11,9 +12,22 @@ namespace starfront {
 
 /// How StarPU is started.
 struct RuntimeOptions {
+  /// The options in order; `RuntimeOptions{ncpu, ncuda, sched}` leaves the
+  /// later ones at their defaults (a constructor rather than an aggregate,
+  /// so that short brace lists stay warning-free as options are added).
+  explicit RuntimeOptions(int ncpu_ = -1, int ncuda_ = 0, std::string sched_ = "lws",
+                          std::string trace_dir_ = {})
+      : ncpu(ncpu_), ncuda(ncuda_), sched(std::move(sched_)), trace_dir(std::move(trace_dir_)) {}
   int ncpu = -1;             ///< CPU workers; -1: StarPU's default (all cores not driving a GPU)
   int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
+  /// Non-empty: record an FxT trace of everything StarPU runs until shutdown
+  /// into this folder (created if needed): the raw file DIR/prof_file_0 is
+  /// written when the runtime is destroyed; StarPU's starpu_fxt_tool
+  /// converts it. Needs StarPU built with FxT (else start() fails). Empty
+  /// (default): StarPU records nothing, unless the environment explicitly
+  /// sets STARPU_FXT_TRACE=1 (then StarPU's own STARPU_FXT_PREFIX rules apply).
+  std::string trace_dir;
 };
 
 /// Checks that `name` is one of StarPU's scheduling policies (callable before
@@ -29,7 +43,11 @@ class StarpuRuntime {
   /// lists the known ones), negative counts, StarPU already started by
   /// starfront, starpu_init failure (e.g. GPUs requested but none usable).
   /// Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless the caller's
-  /// environment already sets them; never installs signal handlers.
+  /// environment already sets them; never installs signal handlers. With a
+  /// trace_dir, sets STARPU_FXT_TRACE=1, STARPU_FXT_PREFIX and
+  /// STARPU_FXT_SUFFIX for starpu_init only and restores them afterwards.
+  /// Errors for a trace: io_error when the folder cannot be created,
+  /// runtime_error when this StarPU has no FxT support.
   static Status start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out);
   ~StarpuRuntime();
   StarpuRuntime(const StarpuRuntime&) = delete;
