@@ -47,8 +47,7 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
   FactorContext ctx;
-  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
-  ctx.values = A.values.data();
+  prepare_factor_context(P, A, opts, F, ctx);
 
   std::vector<idx_t> remaining(G.blocks.size(), 0);  // accesses left per block
   for (const Access& a : G.accesses) ++remaining[a.block];

@@ -54,8 +54,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
   FactorContext ctx;
-  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
-  ctx.values = A.values.data();
+  prepare_factor_context(P, A, opts, F, ctx);
 
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
