@@ -62,7 +62,7 @@ class Solver {
   /// Inertia of the last factorisation: (n, 0, 0) after a successful LLᵀ;
   /// LDLᵀ: the signs of D, also after a `singular` failure (zero pivots
   /// counted). Not guaranteed when perturbed_pivots() > 0.
-  Inertia inertia() const { return factor_.inertia; }
+  InertiaCounts inertia() const { return factor_.inertia; }
   const NumericFactor& factor() const { return factor_; }
 
   const SymbolicFactor& symbolic() const { return sym_; }

@@ -40,7 +40,7 @@ void prepare_factor_context(const FrontPlan& P, const CscMatrix& A, const Factor
   ctx.pivot_tol = opts.effective_pivot_tol(P.n);
   ctx.values = A.values.data();
   F.method = opts.method == FactorMethod::automatic ? FactorMethod::llt : opts.method;
-  F.inertia = Inertia{};
+  F.inertia = InertiaCounts{};
   F.perturbed_pivots = F.delayed_pivots = F.below_threshold_pivots = F.two_by_two_pivots = 0;
   if (!F.is_ldlt()) {
     F.pivot_order.clear();
@@ -79,7 +79,7 @@ namespace {
 Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
   const LdltFactorState& st = ctx.ldlt;
   F.min_pivot_ratio = 0.0;
-  F.inertia = Inertia{st.totals.positive, st.totals.negative, st.totals.zero};
+  F.inertia = InertiaCounts{st.totals.positive, st.totals.negative, st.totals.zero};
   F.perturbed_pivots = st.totals.perturbed;
   F.below_threshold_pivots = st.totals.below_threshold;
   F.two_by_two_pivots = st.totals.two_by_two;
@@ -124,7 +124,7 @@ Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& 
 Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
   if (ctx.ldlt.active) return ldlt_status(P, ctx, F);
   F.min_pivot_ratio = ctx.min_pivot_ratio;
-  F.inertia = Inertia{};
+  F.inertia = InertiaCounts{};
   if (ctx.fail_column < 0) F.inertia.positive = P.n;
   if (ctx.fail_column < 0) return Status::success();
   const idx_t col = P.symbolic->perm[ctx.fail_column];

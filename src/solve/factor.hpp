@@ -24,7 +24,7 @@ const char* factor_method_name(FactorMethod m);
 
 /// Inertia of the factorised matrix: numbers of positive, negative and zero
 /// eigenvalues (Sylvester: those of D). Exact when no pivot was perturbed.
-struct Inertia {
+struct InertiaCounts {
   idx_t positive = 0, negative = 0, zero = 0;
 };
 
@@ -85,7 +85,7 @@ struct NumericFactor {
   std::vector<idx_t> pivot_order;       ///< LDLᵀ, size n (see above)
   std::vector<signed char> pivot_size;  ///< LDLᵀ, size n: 1, 2 (first of a 2×2 block), 0 (second)
   std::vector<double> d_off;            ///< LDLᵀ, size n: D(j+1, j) where pivot_size[j] == 2
-  Inertia inertia;                      ///< LLᵀ success: (n, 0, 0)
+  InertiaCounts inertia;                ///< LLᵀ success: (n, 0, 0)
   idx_t perturbed_pivots = 0;           ///< pivots replaced by ±τ‖A‖_max (inertia then not guaranteed)
   idx_t delayed_pivots = 0;             ///< always 0: delayed pivoting is not implemented (docs/LDLT.md)
   idx_t below_threshold_pivots = 0;     ///< pivots used although they failed u (growth not bounded)

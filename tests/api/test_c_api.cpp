@@ -291,7 +291,9 @@ TEST_F(CApi, BadArgumentsGiveClearErrors) {
   nan_values[2] = std::nan("");
   EXPECT_FAILS(starfront_refactorize(F, nan_values.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
                "values[2]");
-  const starfront_factor_options inf{HUGE_VAL};
+  starfront_factor_options inf;
+  starfront_factor_options_init(&inf);
+  inf.pivot_tol = HUGE_VAL;
   EXPECT_FAILS(starfront_factorize(F, &ok.M, &inf), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
   double b[3] = {1, 2, 3};
   EXPECT_FAILS(starfront_solve(F, 1, b, 3), STARFRONT_INVALID_ARGUMENT, "no successful factorisation");

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "common/random_matrices.hpp"
-#include "solve/factor.hpp"
 
 namespace starfront::testing {
 
@@ -97,15 +96,36 @@ inline std::vector<double> eigenvalues(std::vector<double> D, idx_t n) {
   return w;
 }
 
+/// Positive, negative and zero counts (of eigenvalues). Free of the library's
+/// internal headers, so that tests of the public C++ layer can use it too.
+struct EigenInertia {
+  idx_t positive = 0, negative = 0, zero = 0;
+};
+
 /// Inertia from eigenvalues: |λ| <= zero_tol counts as zero.
-inline Inertia inertia_of(const std::vector<double>& w, double zero_tol = 0.0) {
-  Inertia in;
+inline EigenInertia inertia_of(const std::vector<double>& w, double zero_tol = 0.0) {
+  EigenInertia in;
   for (double l : w) {
     if (std::fabs(l) <= zero_tol) ++in.zero;
     else if (l > 0) ++in.positive;
     else ++in.negative;
   }
   return in;
+}
+
+/// ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) (A: lower CSC of a symmetric matrix).
+inline double normwise_backward_error(const CscMatrix& A, const std::vector<double>& x,
+                                      const std::vector<double>& b) {
+  std::vector<double> r(A.n);
+  symmetric_matvec(A, x.data(), r.data());
+  double rn = 0, xn = 0, bn = 0;
+  for (idx_t i = 0; i < A.n; ++i) {
+    rn = std::max(rn, std::fabs(r[i] - b[i]));
+    xn = std::max(xn, std::fabs(x[i]));
+    bn = std::max(bn, std::fabs(b[i]));
+  }
+  const double den = symmetric_norm_inf(A) * xn + bn;
+  return den > 0 ? rn / den : 0.0;
 }
 
 /// Dense LAPACK solution of A x = b (DSYSV, Bunch–Kaufman).

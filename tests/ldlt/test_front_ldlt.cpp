@@ -123,7 +123,7 @@ TEST(FrontLdlt, RandomDenseFrontsReconstructAndInertiaMatchesEigenvalues) {
       std::vector<double> A11(k * k);
       for (idx_t j = 0; j < k; ++j)
         for (idx_t i = 0; i < k; ++i) A11[i + j * k] = M[i + j * m];
-      const Inertia ev = inertia_of(eigenvalues(A11, k));
+      const testing::EigenInertia ev = inertia_of(eigenvalues(A11, k));
       EXPECT_EQ(r.counts.positive, ev.positive) << tag;
       EXPECT_EQ(r.counts.negative, ev.negative) << tag;
     }

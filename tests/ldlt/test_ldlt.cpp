@@ -49,7 +49,8 @@ CscMatrix from_dense_lower(idx_t n, const std::vector<double>& M) {
   return A;
 }
 
-void expect_inertia(const Inertia& got, const Inertia& want, const std::string& tag) {
+template <class A, class B>
+void expect_inertia(const A& got, const B& want, const std::string& tag) {
   EXPECT_EQ(got.positive, want.positive) << tag;
   EXPECT_EQ(got.negative, want.negative) << tag;
   EXPECT_EQ(got.zero, want.zero) << tag;
@@ -162,7 +163,7 @@ TEST_F(StarpuLdlt, SmallCasesOfTheIssue) {
   struct Case {
     idx_t n;
     std::vector<double> M;
-    Inertia want;
+    testing::EigenInertia want;
     bool singular;
   };
   const std::vector<Case> cases = {
@@ -205,8 +206,8 @@ TEST_F(StarpuLdlt, SmallCasesOfTheIssue) {
 /// The SQD matrices [H + ρI, Aᵀ; A, −δI]: the diagonal is positive on the H
 /// block and negative on the constraint block, so the block sizes are the
 /// numbers of positive and negative diagonal entries (checked: no zero).
-Inertia sqd_inertia(const CscMatrix& A) {
-  Inertia in;
+testing::EigenInertia sqd_inertia(const CscMatrix& A) {
+  testing::EigenInertia in;
   for (idx_t j = 0; j < A.n; ++j) {
     double d = 0;
     for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
@@ -237,7 +238,7 @@ TEST_F(StarpuLdlt, KktMatrices) {
     CscMatrix A;
     ASSERT_TRUE(read_matrix_market(f.string(), A).ok()) << name;
     const bool sqd = name.rfind("sqd_", 0) == 0;
-    Inertia want{-1, -1, -1};
+    testing::EigenInertia want{-1, -1, -1};
     if (name == "activsg200_kkt" || name == "sqd_cvxqp3_m") {
       want = inertia_of(eigenvalues(to_dense(A), A.n));
       if (sqd) expect_inertia(sqd_inertia(A), want, name + " (diagonal signs vs eigenvalues)");
@@ -291,7 +292,7 @@ TEST(LdltSolver, AutoFallsBackAndCholeskyKeepsItsError) {
   ASSERT_TRUE(s2.analyse(indef, AnalysisOptions{}).ok());
   ASSERT_TRUE(s1.factorize(spd, ldlt_options(FactorMethod::automatic), Executor::sequential).ok());
   EXPECT_EQ(s1.method_used(), FactorMethod::llt);
-  expect_inertia(s1.inertia(), {50, 0, 0}, "spd auto");
+  expect_inertia(s1.inertia(), testing::EigenInertia{50, 0, 0}, "spd auto");
   const Status llt = s2.factorize(indef, FactorOptions{}, Executor::sequential);
   EXPECT_EQ(llt.code, StatusCode::not_positive_definite);
   EXPECT_GE(llt.column, 0);
