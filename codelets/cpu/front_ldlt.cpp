@@ -183,7 +183,8 @@ LdltCounts ldlt_panel(double* L, idx_t m, idx_t k, const LdltParams& prm, const 
                       idx_t* perm, signed char* pivsize, double* d_off) {
   LdltCounts out;
   const Panel A{L, m, k};
-  std::vector<double> sc(col_scale, col_scale + k);
+  thread_local std::vector<double> sc;  // workspace reused across fronts
+  sc.assign(col_scale, col_scale + k);
   std::iota(perm, perm + k, idx_t{0});
   std::fill(d_off, d_off + k, 0.0);
   auto bring = [&](idx_t from, idx_t to) {
@@ -298,7 +299,9 @@ FrontResult factor_front_ldlt_cpu(const FrontPlan& P, idx_t s, const double* val
   FrontResult r;
   const idx_t m = P.front_order(s), k = P.ncols(s), f = P.symbolic->super_start[s];
   assemble_front_cpu(P, s, values, Ls, cb, child_cb);
-  std::vector<idx_t> perm(static_cast<std::size_t>(k));
+  thread_local std::vector<idx_t> perm;  // workspaces reused across fronts
+  thread_local std::vector<double> W;
+  perm.resize(static_cast<std::size_t>(k));
   const LdltCounts c = ldlt_panel(Ls, m, k, st.params, st.col_scale.data() + f, perm.data(),
                                   st.pivot_size + f, st.d_off + f);
   for (idx_t i = 0; i < k; ++i) st.pivot_order[f + i] = f + perm[i];
@@ -310,7 +313,6 @@ FrontResult factor_front_ldlt_cpu(const FrontPlan& P, idx_t s, const double* val
     r.pivot = c.nonfinite_pivot;
     return r;
   }
-  std::vector<double> W;
   ldlt_update_cb(Ls, m, k, st.pivot_size + f, st.d_off + f, cb, W);
   r.state = FrontResult::State::done;
   return r;
