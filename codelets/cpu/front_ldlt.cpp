@@ -152,6 +152,20 @@ void eliminate_2x2(const Panel& A, idx_t p) {
   }
 }
 
+/// First column (0-based) of the panel whose lower part holds a value that
+/// is not finite, or -1; *bad receives that value.
+idx_t first_nonfinite_column(const Panel& A, double* bad) {
+  for (idx_t j = 0; j < A.k; ++j) {
+    const double* cj = A.col(j);
+    for (idx_t i = j; i < A.m; ++i)
+      if (!std::isfinite(cj[i])) {
+        *bad = cj[i];
+        return j;
+      }
+  }
+  return -1;
+}
+
 void count_1x1(double d, idx_t pos, LdltCounts& out) {
   if (!std::isfinite(d)) {
     if (out.first_nonfinite < 0) {
@@ -187,6 +201,13 @@ LdltCounts ldlt_panel(double* L, idx_t m, idx_t k, const LdltParams& prm, const 
   sc.assign(col_scale, col_scale + k);
   std::iota(perm, perm + k, idx_t{0});
   std::fill(d_off, d_off + k, 0.0);
+  std::fill(pivsize, pivsize + k, static_cast<signed char>(1));
+  // Overflow upstream (a child's contribution block) must not be hidden by
+  // the pivot tests (NaN compares false): refuse a non-finite input panel.
+  if (const idx_t j = first_nonfinite_column(A, &out.nonfinite_pivot); j >= 0) {
+    out.first_nonfinite = j;
+    return out;
+  }
   auto bring = [&](idx_t from, idx_t to) {
     if (from == to) return;
     sym_swap(A, from, to);
@@ -238,6 +259,10 @@ LdltCounts ldlt_panel(double* L, idx_t m, idx_t k, const LdltParams& prm, const 
     count_1x1(d, p, out);
     eliminate_1x1(A, p, d);
     ++p;
+  }
+  if (out.first_nonfinite < 0) {
+    const idx_t j = first_nonfinite_column(A, &out.nonfinite_pivot);
+    if (j >= 0) out.first_nonfinite = j;
   }
   return out;
 }

@@ -82,7 +82,9 @@ struct LdltCounts {
 ///              0 (second column of a 2×2 block)
 ///   d_off      out, size k: D(i+1, i) when pivsize[i] == 2, else 0
 /// Zero pivots do not stop the factorisation (the inertia stays countable);
-/// the caller reports them. Cost: about m·k² flops plus the pivot searches
+/// the caller reports them. A non-finite entry in the input panel, in a
+/// pivot or in L (overflow) sets first_nonfinite (the column; the factor is
+/// then meaningless and must not be used). Cost: about m·k² flops plus the pivot searches
 /// (O(m) per candidate column examined).
 LdltCounts ldlt_panel(double* L, idx_t m, idx_t k, const LdltParams& prm, const double* col_scale,
                       idx_t* perm, signed char* pivsize, double* d_off);

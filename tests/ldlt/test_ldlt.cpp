@@ -222,7 +222,7 @@ testing::EigenInertia sqd_inertia(const CscMatrix& A) {
 /// Every matrix of ../shared/data/kkt, LDLᵀ on StarPU (2 workers, default
 /// graph options: the LDLᵀ graph is then the untiled one) and sequentially:
 /// backward error <= 1e-12 after refinement (b = A·1 and a random b), the
-/// same solution on both executors, inertia against dense eigenvalues
+/// same solution on both executors, the same factor in random task orders, inertia against dense eigenvalues
 /// (activsg200_kkt, sqd_cvxqp3_m) and the SQD block sizes (sqd_*), and the
 /// quasi-definite mode on the sqd_* matrices.
 TEST_F(StarpuLdlt, KktMatrices) {
@@ -279,6 +279,21 @@ TEST_F(StarpuLdlt, KktMatrices) {
             else EXPECT_EQ(x, xs) << tag << ": StarPU and sequential differ";
           }
         }
+        if (ex == Executor::sequential) {
+          // Random valid task orders of the (untiled) graph: the same factor.
+          GraphOptions go;
+          go.tile = false;
+          TaskGraph G;
+          ASSERT_TRUE(build_task_graph(solver.plan(), go, G).ok());
+          NumericFactor F0;
+          ASSERT_TRUE(factorize_sequential(G, A, ldlt_options(m), F0).ok()) << tag;
+          for (std::uint64_t order = 1; order <= 2; ++order) {
+            NumericFactor F;
+            ASSERT_TRUE(factorize_sequential(G, A, ldlt_options(m), F, nullptr, order).ok()) << tag;
+            EXPECT_EQ(F.Lx, F0.Lx) << tag << " order " << order;
+            expect_inertia(F.inertia, want, tag + " order " + std::to_string(order));
+          }
+        }
       }
     }
   }
@@ -319,6 +334,25 @@ TEST(LdltSolver, BadOptionsAreRefused) {
   FactorOptions o = ldlt_options();
   o.refine_steps = -1;
   EXPECT_EQ(s.factorize(A, o, Executor::sequential).code, StatusCode::invalid_argument);
+}
+
+TEST(LdltSolver, OverflowIsAnErrorNeverASuccess) {
+  // Finite input whose elimination overflows: never a success with inf/NaN.
+  for (FactorMethod m : {FactorMethod::ldlt, FactorMethod::quasi_definite}) {
+    // The Schur complement −1e308 − 1e308 overflows to −∞.
+    const CscMatrix A = from_dense_lower(3, {1e308, 1e308, 0, 1e308, -1e308, 1, 0, 1, 1});
+    Solver s;
+    AnalysisOptions ao;
+    ao.ordering = OrderingMethod::natural;
+    ASSERT_TRUE(s.analyse(A, ao).ok());
+    for (Executor ex : {Executor::sequential}) {
+      const Status st = s.factorize(A, ldlt_options(m), ex);
+      EXPECT_EQ(st.code, StatusCode::runtime_error) << factor_method_name(m) << ": " << st.message;
+      EXPECT_GE(st.column, 0);
+      std::vector<double> x = {1, 2, 3};
+      EXPECT_FALSE(s.solve(x.data(), 1, 3).ok());
+    }
+  }
 }
 
 TEST(LdltSolver, RefinementRecoversPerturbedPivots) {
