@@ -431,8 +431,9 @@ starfront_memory memory_estimate(const starfront_factor& F) {
   starfront_memory m{};
   m.factor_bytes = 8 * static_cast<int64_t>(P.factor_size());
   m.cb_peak_bytes = cb_stack_peak_bytes(P);
-  // private matrix (values, rows, pointers), the Solver's pattern copy, the caller map
-  m.matrix_bytes = bytes(F.A.values) + 2 * (bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
+  // private matrix (values, rows, pointers), the Solver's copy (pattern, and the
+  // values for iterative refinement), the caller map
+  m.matrix_bytes = 2 * (bytes(F.A.values) + bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
                    bytes(F.upper) + bytes(F.mirror);
   m.analysis_bytes = bytes(S.perm) + bytes(S.iperm) + bytes(S.super_start) + bytes(S.super_parent) +
                      bytes(S.front_ptr) + bytes(S.front_rows) + bytes(S.col_to_super) +

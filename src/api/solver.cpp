@@ -20,12 +20,13 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   if (!st.ok()) return st;
   st = build_task_graph(plan_, graph_opts, graph_);
   if (!st.ok()) return st;
-  colptr_ = A.colptr;
-  rowind_ = A.rowind;
   graph_opts_ = graph_opts;
   graph_untiled_ = TaskGraph{};
   graph_untiled_built_ = false;
-  a_ = CscMatrix{};
+  a_.n = A.n;  // the analysed pattern; values copied at each factorisation
+  a_.colptr = A.colptr;
+  a_.rowind = A.rowind;
+  a_.values.clear();
   analysed_ = true;
   stats_ = SolverStats{};
   stats_.t_analyse_s =
@@ -34,15 +35,16 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
 }
 
 Status Solver::check_pattern(const CscMatrix& A) const {
-  if (A.n != sym_.n || A.colptr.size() != colptr_.size() || A.rowind.size() != rowind_.size() ||
-      A.values.size() != rowind_.size())
+  const std::vector<idx_t>&colptr = a_.colptr, &rowind = a_.rowind;
+  if (A.n != sym_.n || A.colptr.size() != colptr.size() || A.rowind.size() != rowind.size() ||
+      A.values.size() != rowind.size())
     return Status::error(StatusCode::invalid_argument,
                          "matrix (n=" + std::to_string(A.n) + ", nnz=" + std::to_string(A.nnz()) +
                              ") does not have the analysed pattern (n=" + std::to_string(sym_.n) +
-                             ", nnz=" + std::to_string(rowind_.size()) + "): analyse it again");
+                             ", nnz=" + std::to_string(rowind.size()) + "): analyse it again");
   for (idx_t j = 0; j < A.n; ++j) {
-    bool same = A.colptr[j + 1] == colptr_[j + 1];
-    for (idx_t p = A.colptr[j]; same && p < A.colptr[j + 1]; ++p) same = A.rowind[p] == rowind_[p];
+    bool same = A.colptr[j + 1] == colptr[j + 1];
+    for (idx_t p = A.colptr[j]; same && p < A.colptr[j + 1]; ++p) same = A.rowind[p] == rowind[p];
     if (!same)
       return Status::error(StatusCode::invalid_argument,
                            "the pattern of column " + std::to_string(j + 1) +
@@ -72,10 +74,7 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   }
   factorized_ = st.ok();
   if (factorized_) {
-    a_.n = A.n;
-    a_.colptr = A.colptr;
-    a_.rowind = A.rowind;
-    a_.values = A.values;
+    a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     refine_steps_ = opts.refine_steps;
   }
   return st;

@@ -32,7 +32,8 @@ class Solver {
  public:
   /// Symbolic analysis of the lower CSC matrix A, construction of the plan
   /// and compilation of the task graph. Keeps a copy of A's pattern (to
-  /// detect a changed pattern later).
+  /// detect a changed pattern later; the values of each successful
+  /// factorisation join it, for iterative refinement).
   /// Errors: see analyse(), build_front_plan() and build_task_graph().
   Status analyse(const CscMatrix& A, const AnalysisOptions& opts,
                  const GraphOptions& graph_opts = GraphOptions{});
@@ -85,10 +86,9 @@ class Solver {
   GraphOptions graph_opts_;
   TaskGraph graph_untiled_;        // LDLᵀ graph when graph_ has tiled fronts (built on demand)
   bool graph_untiled_built_ = false;
-  CscMatrix a_;                    // pattern of the analysis, values of the last factorisation
+  CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   NumericFactor factor_;
-  std::vector<idx_t> colptr_, rowind_;  // analysed pattern
   bool analysed_ = false, factorized_ = false;
   mutable SolverStats stats_;
 };
