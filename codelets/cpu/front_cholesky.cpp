@@ -37,6 +37,16 @@ void extend_add(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k
 
 }  // namespace
 
+void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
+                        const double* const* child_cb) {
+  const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
+  std::fill(Ls, Ls + m * k, 0.0);
+  if (mc > 0) std::fill(cb, cb + mc * mc, 0.0);
+  assemble_original(P, s, values, Ls);
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+    extend_add(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls, cb);
+}
+
 idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const double* Ls, idx_t m,
                    idx_t k, double pivot_tol, FrontResult& r) {
   double min_ratio = std::numeric_limits<double>::infinity();
@@ -59,11 +69,7 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
                              double* cb, const double* const* child_cb, double pivot_tol) {
   FrontResult r;
   const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
-  std::fill(Ls, Ls + m * k, 0.0);
-  if (mc > 0) std::fill(cb, cb + mc * mc, 0.0);
-  assemble_original(P, s, values, Ls);
-  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-    extend_add(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls, cb);
+  assemble_front_cpu(P, s, values, Ls, cb, child_cb);
 
   const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(k), Ls,
                                               static_cast<lapack_int>(m));

@@ -24,6 +24,14 @@ struct FrontResult {
 idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const double* L, idx_t m,
                    idx_t k, double pivot_tol, FrontResult& r);
 
+/// Assembles front s: zeroes the m×k panel Ls (leading dimension m) and the
+/// (m-k)×(m-k) CB buffer cb (leading dimension m-k; may be null when m == k),
+/// adds A's entries of the front and extend-adds the children's CBs
+/// (child_cb[i]: CB of the i-th child in P.child_list order). Shared by the
+/// Cholesky and the LDLᵀ front kernels.
+void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
+                        const double* const* child_cb);
+
 /// Factorises front s of the plan P in place.
 ///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
 ///   Ls        the m×k factor panel (leading dimension m), overwritten

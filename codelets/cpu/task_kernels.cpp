@@ -29,6 +29,13 @@ const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
   return G.blocks[G.accesses[t.acc_begin + a].block];
 }
 
+/// One non-tiled front with the factorisation's method (Cholesky or LDLᵀ).
+FrontResult factor_one_front(const FrontPlan& P, idx_t s, FactorContext& ctx, double* Ls, double* cb,
+                             const double* const* child_cb) {
+  if (ctx.ldlt.active) return factor_front_ldlt_cpu(P, s, ctx.values, Ls, cb, child_cb, ctx.ldlt);
+  return factor_front_cpu(P, s, ctx.values, Ls, cb, child_cb, ctx.pivot_tol);
+}
+
 /// A sequential multifrontal pass over the fronts [first, root] (children
 /// before parents); internal CBs live in this task's own workspace.
 void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
@@ -48,8 +55,7 @@ void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorConte
       cb[s - first].resize(P.cb_size(s));
       mycb = cb[s - first].data();
     }
-    const FrontResult r =
-        factor_front_cpu(P, s, ctx.values, base + P.l_offset[s], mycb, child_cb.data(), ctx.pivot_tol);
+    const FrontResult r = factor_one_front(P, s, ctx, base + P.l_offset[s], mycb, child_cb.data());
     ctx.record(r);
     if (r.state != FrontResult::State::done) return;
     for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
@@ -64,7 +70,7 @@ void front(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext
   idx_t a = 1;
   double* cb = P.cb_order(s) > 0 ? ptrs[a++] : nullptr;
   std::vector<const double*> child_cb(ptrs + a, ptrs + (t.acc_end - t.acc_begin));
-  ctx.record(factor_front_cpu(P, s, ctx.values, ptrs[0], cb, child_cb.data(), ctx.pivot_tol));
+  ctx.record(factor_one_front(P, s, ctx, ptrs[0], cb, child_cb.data()));
 }
 
 /// Tile index of front position pos in tiled front s.
@@ -190,6 +196,14 @@ namespace {
 
 void run_kernel(const TaskGraph& G, idx_t ti, double* const* ptrs, FactorContext& ctx) {
   const Task& t = G.tasks[ti];
+  if (ctx.ldlt.active && t.kind != TaskKind::subtree && t.kind != TaskKind::front) {
+    // Tiled LDLᵀ is not implemented: the graph of an LDLᵀ factorisation must
+    // have no tiled front (GraphOptions::tile = false).
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    ctx.ldlt.unsupported_task = true;
+    ctx.failed = true;
+    return;
+  }
   switch (t.kind) {
     case TaskKind::subtree: subtree(G, t, ptrs, ctx); break;
     case TaskKind::front: front(G, t, ptrs, ctx); break;

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cpu/front_cholesky.hpp"
+#include "cpu/front_ldlt.hpp"
 #include "plan/task_graph.hpp"
 
 namespace starfront {
@@ -27,6 +28,9 @@ struct FactorContext {
   double fail_pivot = 0.0;
   double min_pivot_ratio = std::numeric_limits<double>::infinity();
   double task_seconds = 0.0;  ///< sum of the tasks' run times (kernel only)
+  /// LDLᵀ factorisations (ldlt.active): front and subtree tasks run the LDLᵀ
+  /// front kernel; tiled tasks are not supported (they record a failure).
+  LdltFactorState ldlt;
 
   /// Records a front's or tile's outcome.
   void record(const FrontResult& r);

@@ -47,9 +47,13 @@
  *     refused while a factor bound to the runtime is alive).
  *   - starfront_last_error* are per thread.
  *
- * Scope of this version: Cholesky only (symmetric positive definite). LDLᵀ
- * for indefinite matrices is a later step; starfront_inertia is defined now
- * so that callers are ready for it.
+ * Scope of this version: Cholesky (LLᵀ, symmetric positive definite) and
+ * LDLᵀ for symmetric indefinite and quasi-definite matrices
+ * (starfront_factor_options.method; docs/LDLT.md in the source tree):
+ * symmetric pivoting with 1×1 and 2×2 pivots inside each front (threshold
+ * u), static perturbation of tiny pivots that have no acceptable
+ * alternative (no delayed pivoting yet), the inertia (starfront_inertia)
+ * and iterative refinement in starfront_solve. CPU only.
  */
 #ifndef STARFRONT_H
 #define STARFRONT_H
@@ -67,7 +71,7 @@ extern "C" {
 
 /* ------------------------------------------------------------------ status */
 
-/** Result of every call. Values 0..9 mirror the library's internal codes. */
+/** Result of every call. Values 0..9 and 11 mirror the library's internal codes. */
 typedef enum starfront_status {
   STARFRONT_OK = 0,
   STARFRONT_INVALID_ARGUMENT = 1,      /**< an argument is NULL, out of range or inconsistent */
@@ -79,7 +83,10 @@ typedef enum starfront_status {
   STARFRONT_ORDERING_ERROR = 7,        /**< Scotch failed */
   STARFRONT_RUNTIME_ERROR = 8,         /**< StarPU failed, or is not (or already) started */
   STARFRONT_OUT_OF_MEMORY = 9,         /**< an allocation failed */
-  STARFRONT_INDEX_OVERFLOW = 10        /**< 32-bit indices too small for the factor (message: predicted sizes) */
+  STARFRONT_INDEX_OVERFLOW = 10,       /**< 32-bit indices too small for the factor (message: predicted sizes) */
+  STARFRONT_SINGULAR = 11              /**< LDLᵀ met a zero pivot: the error info names the column (caller's
+                                            numbering and base); starfront_inertia then counts it in nzero;
+                                            no solve */
 } starfront_status;
 
 /** Short stable name of a status ("ok", "invalid_argument", ...); never NULL. */
@@ -93,8 +100,9 @@ const char* starfront_last_error(void);
 /** Details of the last failed call on this thread. */
 typedef struct starfront_error_info {
   starfront_status status; /**< STARFRONT_OK when the last call succeeded */
-  int64_t column;  /**< failing column of a not-positive-definite matrix, in the
-                        caller's numbering and index base, or -1 */
+  int64_t column;  /**< failing column of a not-positive-definite matrix (or the
+                        first zero pivot of a singular one), in the caller's
+                        numbering and index base, or -1 */
   double pivot;    /**< the offending pivot value when column >= 0 */
   const char* message; /**< same as starfront_last_error() */
 } starfront_error_info;
@@ -246,8 +254,18 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
 
 /* ----------------------------------------------------------- factorisation */
 
+/** Factorisation method. */
+typedef enum starfront_method {
+  STARFRONT_METHOD_LLT = 0,            /**< Cholesky; NOT_POSITIVE_DEFINITE for other matrices */
+  STARFRONT_METHOD_LDLT = 1,           /**< symmetric indefinite: L D Lᵀ with 1×1/2×2 pivots */
+  STARFRONT_METHOD_QUASI_DEFINITE = 2, /**< L D Lᵀ without pivoting, for symmetric quasi-definite
+                                            matrices [H + ρI, Aᵀ; A, −δI] (faster, exact inertia) */
+  STARFRONT_METHOD_AUTO = 3            /**< LLᵀ, then LDLᵀ when LLᵀ finds the matrix not positive
+                                            definite (starfront_stats.method says which ran) */
+} starfront_method;
+
 typedef struct starfront_factor_options {
-  /** Relative pivot tolerance: the pivot d_jj (Schur complement diagonal
+  /** Relative pivot tolerance of LLᵀ: the pivot d_jj (Schur complement diagonal
    *  when column j is eliminated) must be finite and > tol·|a_jj|, with
    *  tol = pivot_tol when pivot_tol >= 0, and tol = n·ε (ε = 2.2e-16, n the
    *  order) when pivot_tol < 0 (the default, -1). 0 refuses only d_jj <= 0
@@ -260,8 +278,25 @@ typedef struct starfront_factor_options {
    *  and the runtime should not be used again). 0 (the default): none.
    *  Must be finite and >= 0. */
   double watchdog_seconds;
+  /** Factorisation method (default STARFRONT_METHOD_LLT). */
+  starfront_method method;
+  /** LDLᵀ threshold u in (0, 0.5] (0: the default 0.01): a 1×1 pivot d is
+   *  accepted when |d| >= u × the largest off-diagonal |entry| of its column,
+   *  a 2×2 pivot by the analogous test (Duff & Reid 1983); |l_ij| <= 1/u. */
+  double ldlt_threshold;
+  /** LDLᵀ static perturbation τ in (0, 1) (0: the default √ε ≈ 1.5e-8): a
+   *  pivot of column j at most τ·c_j in magnitude (c_j = max_i |a_ij|) with
+   *  no acceptable alternative in its front becomes ±τ·c_j (counted in
+   *  starfront_stats.perturbed_pivots; the inertia is then not guaranteed). */
+  double perturbation;
+  /** Iterative refinement steps at most in each later starfront_solve, 0..100
+   *  (starfront_factor_options_init: 3; 0: none). Stops early at backward
+   *  error <= 1e-15 or when a step does not halve it. */
+  int refine_steps;
 } starfront_factor_options;
 
+/** Defaults: pivot_tol -1 (n·ε), method LLT, ldlt_threshold 0.01,
+ *  perturbation √ε, refine_steps 3. */
 starfront_status starfront_factor_options_init(starfront_factor_options* opts);
 
 /** Numeric factorisation of A, whose description (n, format, triangle, index
@@ -272,11 +307,13 @@ starfront_status starfront_factor_options_init(starfront_factor_options* opts);
  *  must hold equal values.
  *  Errors: INVALID_ARGUMENT (NULL argument; a different description or
  *  pattern: the message names the first differing column or entry — analyse
- *  again; a non-finite value; pivot_tol not finite), NOT_SYMMETRIC (FULL: names the
- *  first unequal pair), NOT_POSITIVE_DEFINITE (the error info gives the
- *  column in the caller's numbering and base, and the pivot),
- *  RUNTIME_ERROR (StarPU). After a failure F cannot solve until a
- *  factorisation succeeds. */
+ *  again; a non-finite value; pivot_tol not finite; an unknown method;
+ *  ldlt_threshold, perturbation or refine_steps out of range), NOT_SYMMETRIC
+ *  (FULL: names the first unequal pair), NOT_POSITIVE_DEFINITE (LLᵀ: the
+ *  error info gives the column in the caller's numbering and base, and the
+ *  pivot), SINGULAR (LDLᵀ: a zero pivot, column in the error info; the
+ *  inertia stays available), RUNTIME_ERROR (StarPU; LDLᵀ overflow). After a
+ *  failure F cannot solve until a factorisation succeeds. */
 starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix* A,
                                      const starfront_factor_options* opts);
 
@@ -292,7 +329,9 @@ starfront_status starfront_refactorize(starfront_factor* F, const double* values
 
 /** Overwrites B with A⁻¹B. B is n×nrhs, column-major, leading dimension ldb
  *  (column k starts at B + k·ldb), in the caller's row numbering. Runs in the
- *  calling thread (sequential supernodal substitution).
+ *  calling thread (sequential supernodal substitution), then up to
+ *  refine_steps steps of iterative refinement per right-hand side
+ *  (starfront_stats.refine_steps, .backward_error report the last solve).
  *  Errors: INVALID_ARGUMENT (F NULL; no successful factorisation; nrhs < 0;
  *  ldb < max(1, n); B NULL while n·nrhs > 0; a non-finite entry in B);
  *  RUNTIME_ERROR (the solution overflows double precision). B is left
@@ -301,10 +340,14 @@ starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, i
 
 /* ------------------------------------------------------- information, free */
 
-/** Inertia of the last successful factorisation: positive, negative and zero
- *  eigenvalue counts. With Cholesky (this version) it is always (n, 0, 0);
- *  LDLᵀ will report real inertia. Any output pointer may be NULL.
- *  Errors: INVALID_ARGUMENT (F NULL, no successful factorisation). */
+/** Inertia of the last factorisation: positive, negative and zero
+ *  eigenvalue counts (Sylvester: the signs of D). (n, 0, 0) after a
+ *  successful Cholesky; LDLᵀ: also after a SINGULAR failure (zero pivots
+ *  counted in nzero). Exact in exact arithmetic when
+ *  starfront_stats.perturbed_pivots is 0 (not guaranteed otherwise).
+ *  Any output pointer may be NULL.
+ *  Errors: INVALID_ARGUMENT (F NULL, no factorisation that succeeded or
+ *  stopped as SINGULAR). */
 starfront_status starfront_inertia(const starfront_factor* F, int64_t* npos, int64_t* nneg,
                                    int64_t* nzero);
 
@@ -347,7 +390,13 @@ typedef struct starfront_stats {
   double t_factor_s;       /**< last successful factorisation (value copy included) */
   double t_factor_first_s; /**< first successful factorisation */
   double t_solve_s;        /**< last successful solve */
-  double min_pivot_ratio;  /**< min d_jj/|a_jj| of the last successful factorisation (0 before) */
+  double min_pivot_ratio;  /**< LLᵀ: min d_jj/|a_jj| of the last successful factorisation (0 before; LDLᵀ: 0) */
+  int method;              /**< starfront_method that ran last (LLT, LDLT or QUASI_DEFINITE; -1 before) */
+  int64_t perturbed_pivots;  /**< LDLᵀ: pivots replaced by ±τ·c_j (inertia not guaranteed when > 0) */
+  int64_t delayed_pivots;    /**< LDLᵀ: always 0 (delayed pivoting is not implemented) */
+  int64_t two_by_two_pivots; /**< LDLᵀ: 2×2 pivot blocks */
+  int64_t refine_steps;    /**< refinement steps of the last solve (largest over its right-hand sides) */
+  double backward_error;   /**< backward error ‖Ax−b‖∞/(‖A‖∞‖x‖∞+‖b‖∞) after the last solve (largest) */
 } starfront_stats;
 
 /** Errors: INVALID_ARGUMENT (F or out NULL). */

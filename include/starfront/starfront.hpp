@@ -161,8 +161,35 @@ struct AnalysisOptions {
   double cb_budget_bytes = 0.0;  ///< with STARFRONT_SLOTS_BUDGET: bytes all slots may hold
 };
 
+/// Positive, negative and zero eigenvalue counts (starfront_inertia).
 struct Inertia {
   int64_t positive = 0, negative = 0, zero = 0;
+};
+
+/// Factorisation method (starfront_method).
+enum class Method { llt = STARFRONT_METHOD_LLT, ldlt = STARFRONT_METHOD_LDLT,
+                    quasi_definite = STARFRONT_METHOD_QUASI_DEFINITE, automatic = STARFRONT_METHOD_AUTO };
+
+/// Numerical options of a factorisation (starfront_factor_options; the
+/// defaults are the C defaults).
+struct FactorOptions {
+  Method method = Method::llt;
+  double pivot_tol = -1.0;                  ///< LLᵀ relative pivot tolerance (< 0: n·ε)
+  double ldlt_threshold = 0.01;             ///< LDLᵀ threshold u in (0, 0.5]
+  double perturbation = 1.4901161193847656e-08;  ///< LDLᵀ static perturbation τ in (0, 1)
+  int refine_steps = 3;                     ///< iterative refinement steps of each solve (0..100)
+  double watchdog_seconds = 0.0;            ///< StarPU runs: seconds without progress before an error (0: none)
+  starfront_factor_options c() const {
+    starfront_factor_options o;
+    starfront_factor_options_init(&o);
+    o.pivot_tol = pivot_tol;
+    o.method = static_cast<starfront_method>(method);
+    o.ldlt_threshold = ldlt_threshold;
+    o.perturbation = perturbation;
+    o.refine_steps = refine_steps;
+    o.watchdog_seconds = watchdog_seconds;
+    return o;
+  }
 };
 
 /// One analysed matrix and its numeric factor. Move-only.
@@ -195,15 +222,27 @@ class Factor {
   Factor(const Factor&) = delete;
   Factor& operator=(const Factor&) = delete;
 
-  /// Factorises A (same description and pattern as analysed). pivot_tol < 0:
-  /// the default n·ε; watchdog_seconds 0: none (see starfront_factor_options).
-  void factorize(const Matrix& A, double pivot_tol = -1.0, double watchdog_seconds = 0.0) {
-    const starfront_factor_options o = options(pivot_tol, watchdog_seconds);
+  /// Factorises A (same description and pattern as analysed) by Cholesky.
+  /// pivot_tol < 0: the default n·ε (see starfront_factor_options).
+  void factorize(const Matrix& A, double pivot_tol = -1.0) {
+    FactorOptions o;
+    o.pivot_tol = pivot_tol;
+    factorize(A, o);
+  }
+  /// Factorises A with the given method and options. Throws Error (status
+  /// STARFRONT_SINGULAR for an LDLᵀ zero pivot: inertia() is still valid).
+  void factorize(const Matrix& A, const FactorOptions& opts) {
+    const starfront_factor_options o = opts.c();
     detail::check(starfront_factorize(f_, &A.desc, &o));
   }
   /// New values in the analysed entry order (nnz of the caller's arrays).
-  void refactorize(const double* values, double pivot_tol = -1.0, double watchdog_seconds = 0.0) {
-    const starfront_factor_options o = options(pivot_tol, watchdog_seconds);
+  void refactorize(const double* values, double pivot_tol = -1.0) {
+    FactorOptions o;
+    o.pivot_tol = pivot_tol;
+    refactorize(values, o);
+  }
+  void refactorize(const double* values, const FactorOptions& opts) {
+    const starfront_factor_options o = opts.c();
     detail::check(starfront_refactorize(f_, values, &o));
   }
   /// B := A⁻¹B, B n×nrhs column-major; ldb <= 0 means n.
@@ -226,6 +265,8 @@ class Factor {
     detail::check(starfront_memory_estimate(f_, &m));
     return m;
   }
+  /// Inertia of the last factorisation (also after STARFRONT_SINGULAR);
+  /// not guaranteed when stats().perturbed_pivots > 0.
   Inertia inertia() const {
     Inertia in;
     detail::check(starfront_inertia(f_, &in.positive, &in.negative, &in.zero));
@@ -235,13 +276,6 @@ class Factor {
   starfront_factor* get() const noexcept { return f_; }
 
  private:
-  static starfront_factor_options options(double pivot_tol, double watchdog_seconds) {
-    starfront_factor_options o;
-    starfront_factor_options_init(&o);
-    o.pivot_tol = pivot_tol;
-    o.watchdog_seconds = watchdog_seconds;
-    return o;
-  }
   starfront_factor* f_ = nullptr;
   int64_t n_ = 0;
 };

@@ -85,6 +85,7 @@ struct starfront_factor {
   starfront::Solver solver;
   starfront_memory memory{};
   bool factorized = false;  // the last factorisation call succeeded
+  bool inertia_valid = false;  // the last factorisation succeeded or stopped as SINGULAR
   int64_t factorizations = 0, solves = 0;
   double t_analyse = 0, t_factor = 0, t_factor_first = 0, t_solve = 0;
 };
@@ -439,8 +440,9 @@ starfront_memory memory_estimate(const starfront_factor& F, int workers) {
   m.slots = e.slots;
   m.added_deps = e.added_deps;
   m.cb_peak_bytes = m.cb_planned_bytes + m.subtree_workspace_bytes * std::max(1, workers);
-  // private matrix (values, rows, pointers), the Solver's pattern copy, the caller map
-  m.matrix_bytes = bytes(F.A.values) + 2 * (bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
+  // private matrix (values, rows, pointers), the Solver's copy (pattern, and the
+  // values for iterative refinement), the caller map
+  m.matrix_bytes = 2 * (bytes(F.A.values) + bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
                    bytes(F.upper) + bytes(F.mirror);
   m.analysis_bytes = bytes(S.perm) + bytes(S.iperm) + bytes(S.super_start) + bytes(S.super_parent) +
                      bytes(S.front_ptr) + bytes(S.front_rows) + bytes(S.col_to_super) +
@@ -501,15 +503,28 @@ starfront_status read_factor_options(const char* fn, const starfront_factor_opti
   starfront_factor_options o;
   starfront_factor_options_init(&o);
   if (opts) o = *opts;
+  const std::string f(fn);
   if (!std::isfinite(o.pivot_tol))
-    return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": pivot_tol = " +
-                                                std::to_string(o.pivot_tol) + " must be finite");
+    return fail(STARFRONT_INVALID_ARGUMENT, f + ": pivot_tol = " + std::to_string(o.pivot_tol) +
+                                                " must be finite");
   fo.pivot_tol = o.pivot_tol;
   if (!(o.watchdog_seconds >= 0) || !std::isfinite(o.watchdog_seconds))
     return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": watchdog_seconds = " +
                                                 std::to_string(o.watchdog_seconds) +
                                                 " must be a finite number >= 0");
   fo.watchdog_seconds = o.watchdog_seconds;
+  switch (enum_int(o.method)) {
+    case STARFRONT_METHOD_LLT: fo.method = starfront::FactorMethod::llt; break;
+    case STARFRONT_METHOD_LDLT: fo.method = starfront::FactorMethod::ldlt; break;
+    case STARFRONT_METHOD_QUASI_DEFINITE: fo.method = starfront::FactorMethod::quasi_definite; break;
+    case STARFRONT_METHOD_AUTO: fo.method = starfront::FactorMethod::automatic; break;
+    default: return fail(STARFRONT_INVALID_ARGUMENT, f + ": unknown method " + str(enum_int(o.method)));
+  }
+  if (o.ldlt_threshold != 0.0) fo.ldlt_threshold = o.ldlt_threshold;  // 0: default
+  if (o.perturbation != 0.0) fo.perturbation = o.perturbation;
+  fo.refine_steps = o.refine_steps;
+  if (const Status st = starfront::check_factor_options(fo); !st.ok())
+    return fail(STARFRONT_INVALID_ARGUMENT, f + ": " + st.message);
   return STARFRONT_OK;
 }
 
@@ -518,6 +533,7 @@ starfront_status run_factorization(const char* fn, starfront_factor& F, const st
                                    std::chrono::steady_clock::time_point t0) {
   const auto exec = F.rt ? starfront::Executor::starpu : starfront::Executor::sequential;
   const Status st = F.solver.factorize(F.A, fo, exec);
+  F.inertia_valid = st.ok() || st.code == starfront::StatusCode::singular;
   if (!st.ok()) return fail(fn, st, F.desc.base);
   F.factorized = true;
   F.t_factor = seconds_since(t0);
@@ -544,6 +560,7 @@ const char* starfront_status_name(starfront_status status) {
     case STARFRONT_RUNTIME_ERROR: return "runtime_error";
     case STARFRONT_OUT_OF_MEMORY: return "out_of_memory";
     case STARFRONT_INDEX_OVERFLOW: return "index_overflow";
+    case STARFRONT_SINGULAR: return "singular";
   }
   return "unknown_status";
 }
@@ -676,8 +693,13 @@ starfront_status starfront_analysis_options_init(starfront_analysis_options* opt
 starfront_status starfront_factor_options_init(starfront_factor_options* opts) {
   return guarded("starfront_factor_options_init", [&] {
     if (!opts) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_factor_options_init: opts is NULL");
+    const starfront::FactorOptions d;
     opts->pivot_tol = -1.0;  // n·ε (FactorOptions::effective_pivot_tol)
     opts->watchdog_seconds = 0.0;
+    opts->method = STARFRONT_METHOD_LLT;
+    opts->ldlt_threshold = d.ldlt_threshold;
+    opts->perturbation = d.perturbation;
+    opts->refine_steps = d.refine_steps;
     return STARFRONT_OK;
   });
 }
@@ -724,6 +746,7 @@ starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix
     const std::lock_guard<std::mutex> lock(F->mutex);
     const auto t0 = std::chrono::steady_clock::now();
     F->factorized = false;
+    F->inertia_valid = false;
     starfront::FactorOptions fo;
     if (const starfront_status s = read_factor_options(fn, opts, fo); s != STARFRONT_OK) return s;
     Description d;
@@ -741,6 +764,7 @@ starfront_status starfront_refactorize(starfront_factor* F, const double* values
     const std::lock_guard<std::mutex> lock(F->mutex);
     const auto t0 = std::chrono::steady_clock::now();
     F->factorized = false;
+    F->inertia_valid = false;
     starfront::FactorOptions fo;
     if (const starfront_status s = read_factor_options(fn, opts, fo); s != STARFRONT_OK) return s;
     if (const starfront_status s = scatter_values(fn, *F, values); s != STARFRONT_OK) return s;
@@ -780,11 +804,13 @@ starfront_status starfront_inertia(const starfront_factor* F, int64_t* npos, int
   return guarded("starfront_inertia", [&] {
     if (!F) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_inertia: F is NULL");
     const std::lock_guard<std::mutex> lock(F->mutex);
-    if (!F->factorized)
-      return fail(STARFRONT_INVALID_ARGUMENT, "starfront_inertia: no successful factorisation");
-    if (npos) *npos = F->desc.n;  // Cholesky succeeded: every eigenvalue is positive
-    if (nneg) *nneg = 0;
-    if (nzero) *nzero = 0;
+    if (!F->inertia_valid)
+      return fail(STARFRONT_INVALID_ARGUMENT,
+                  "starfront_inertia: no factorisation that succeeded or stopped on a zero pivot");
+    const starfront::InertiaCounts in = F->solver.inertia();
+    if (npos) *npos = in.positive;
+    if (nneg) *nneg = in.negative;
+    if (nzero) *nzero = in.zero;
     return STARFRONT_OK;
   });
 }
@@ -821,6 +847,17 @@ starfront_status starfront_get_stats(const starfront_factor* F, starfront_stats*
     s.t_factor_first_s = F->t_factor_first;
     s.t_solve_s = F->t_solve;
     s.min_pivot_ratio = F->factorizations > 0 ? F->solver.min_pivot_ratio() : 0.0;
+    const starfront::NumericFactor& nf = F->solver.factor();
+    s.method = -1;
+    if (F->inertia_valid || F->factorizations > 0)
+      s.method = nf.method == starfront::FactorMethod::ldlt             ? STARFRONT_METHOD_LDLT
+                 : nf.method == starfront::FactorMethod::quasi_definite ? STARFRONT_METHOD_QUASI_DEFINITE
+                                                                        : STARFRONT_METHOD_LLT;
+    s.perturbed_pivots = nf.perturbed_pivots;
+    s.delayed_pivots = nf.delayed_pivots;
+    s.two_by_two_pivots = nf.two_by_two_pivots;
+    s.refine_steps = F->solves > 0 ? F->solver.stats().refine.steps : 0;
+    s.backward_error = F->solves > 0 ? F->solver.stats().refine.backward_error : 0.0;
     *out = s;
     return STARFRONT_OK;
   });

@@ -1,5 +1,6 @@
 #include "api/solver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -19,8 +20,13 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   if (!st.ok()) return st;
   st = build_task_graph(plan_, graph_opts, graph_);
   if (!st.ok()) return st;
-  colptr_ = A.colptr;
-  rowind_ = A.rowind;
+  graph_opts_ = graph_opts;
+  graph_untiled_ = TaskGraph{};
+  graph_untiled_built_ = false;
+  a_.n = A.n;  // the analysed pattern; values copied at each factorisation
+  a_.colptr = A.colptr;
+  a_.rowind = A.rowind;
+  a_.values.clear();
   analysed_ = true;
   stats_ = SolverStats{};
   stats_.t_analyse_s =
@@ -29,15 +35,16 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
 }
 
 Status Solver::check_pattern(const CscMatrix& A) const {
-  if (A.n != sym_.n || A.colptr.size() != colptr_.size() || A.rowind.size() != rowind_.size() ||
-      A.values.size() != rowind_.size())
+  const std::vector<idx_t>&colptr = a_.colptr, &rowind = a_.rowind;
+  if (A.n != sym_.n || A.colptr.size() != colptr.size() || A.rowind.size() != rowind.size() ||
+      A.values.size() != rowind.size())
     return Status::error(StatusCode::invalid_argument,
                          "matrix (n=" + std::to_string(A.n) + ", nnz=" + std::to_string(A.nnz()) +
                              ") does not have the analysed pattern (n=" + std::to_string(sym_.n) +
-                             ", nnz=" + std::to_string(rowind_.size()) + "): analyse it again");
+                             ", nnz=" + std::to_string(rowind.size()) + "): analyse it again");
   for (idx_t j = 0; j < A.n; ++j) {
-    bool same = A.colptr[j + 1] == colptr_[j + 1];
-    for (idx_t p = A.colptr[j]; same && p < A.colptr[j + 1]; ++p) same = A.rowind[p] == rowind_[p];
+    bool same = A.colptr[j + 1] == colptr[j + 1];
+    for (idx_t p = A.colptr[j]; same && p < A.colptr[j + 1]; ++p) same = A.rowind[p] == rowind[p];
     if (!same)
       return Status::error(StatusCode::invalid_argument,
                            "the pattern of column " + std::to_string(j + 1) +
@@ -50,18 +57,51 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   factorized_ = false;
   if (!analysed_)
     return Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
-  Status st = check_pattern(A);
+  Status st = check_factor_options(opts);
   if (!st.ok()) return st;
-  st = exec == Executor::starpu ? factorize_starpu(graph_, A, opts, factor_, &stats_.factor)
-                                : factorize_sequential(graph_, A, opts, factor_, &stats_.factor);
+  st = check_pattern(A);
+  if (!st.ok()) return st;
+  if (opts.method == FactorMethod::automatic) {
+    FactorOptions o = opts;
+    o.method = FactorMethod::llt;
+    st = run_factorization(A, o, exec);
+    if (st.code == StatusCode::not_positive_definite) {
+      o.method = FactorMethod::ldlt;
+      st = run_factorization(A, o, exec);
+    }
+  } else {
+    st = run_factorization(A, opts, exec);
+  }
   factorized_ = st.ok();
+  if (factorized_) {
+    a_.values = A.values;  // for iterative refinement (same pattern: checked above)
+    refine_steps_ = opts.refine_steps;
+  }
   return st;
+}
+
+Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
+  const TaskGraph* G = &graph_;
+  const bool ldlt = opts.method == FactorMethod::ldlt || opts.method == FactorMethod::quasi_definite;
+  if (ldlt && std::find(graph_.mode.begin(), graph_.mode.end(), FrontMode::tiled) != graph_.mode.end()) {
+    // Tiled LDLᵀ is not implemented: the same plan compiled without tiles.
+    if (!graph_untiled_built_) {
+      GraphOptions go = graph_opts_;
+      go.tile = false;
+      if (Status st = build_task_graph(plan_, go, graph_untiled_); !st.ok()) return st;
+      graph_untiled_built_ = true;
+    }
+    G = &graph_untiled_;
+  }
+  return exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
+                                  : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
 }
 
 Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
   if (!factorized_)
     return Status::error(StatusCode::invalid_argument, "solve called without a successful factorisation");
-  return solve_in_place(factor_, B, nrhs, ldb);
+  stats_.refine = RefineInfo{};
+  return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
 }
 
 }  // namespace starfront

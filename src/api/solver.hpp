@@ -10,6 +10,7 @@
 #include "plan/front_plan.hpp"
 #include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
+#include "solve/refine.hpp"
 
 namespace starfront {
 
@@ -23,6 +24,7 @@ enum class Executor {
 struct SolverStats {
   double t_analyse_s = 0.0;  ///< ordering + symbolic analysis + plan, seconds
   FactorStats factor;        ///< last factorisation
+  RefineInfo refine;         ///< last solve: refinement steps and final backward error
 };
 
 /// Analyse / factorise / solve of one sparse symmetric matrix.
@@ -31,7 +33,8 @@ class Solver {
  public:
   /// Symbolic analysis of the lower CSC matrix A, construction of the plan
   /// and compilation of the task graph. Keeps a copy of A's pattern (to
-  /// detect a changed pattern later).
+  /// detect a changed pattern later; the values of each successful
+  /// factorisation join it, for iterative refinement).
   /// Errors: see analyse(), build_front_plan() and build_task_graph().
   Status analyse(const CscMatrix& A, const AnalysisOptions& opts,
                  const GraphOptions& graph_opts = GraphOptions{});
@@ -39,13 +42,30 @@ class Solver {
   /// Numeric factorisation of A, whose pattern must be the analysed one
   /// (invalid_argument naming the first differing column otherwise).
   /// A refactorisation with new values reuses the analysis and the plan.
-  /// Errors: invalid_argument, not_positive_definite (Status::column is the
-  /// failing column in the user's 0-based numbering), runtime_error.
+  /// opts.method: llt; ldlt / quasi_definite (run on a task graph without
+  /// tiled fronts, compiled once from the analysis's graph options with
+  /// tile = false when the analysed graph has tiled fronts); automatic: llt,
+  /// then ldlt when llt reports not_positive_definite (method_used() says
+  /// which one ran). Keeps a copy of A's values for iterative refinement.
+  /// Errors: invalid_argument (also bad options), not_positive_definite
+  /// (LLᵀ; Status::column is the failing column in the user's 0-based
+  /// numbering), singular (LDLᵀ met a zero pivot: Status::column; inertia()
+  /// is still valid), runtime_error.
   Status factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec);
 
-  /// Overwrites B (n×nrhs, column-major, leading dimension ldb) with A⁻¹B.
+  /// Overwrites B (n×nrhs, column-major, leading dimension ldb) with A⁻¹B,
+  /// with up to FactorOptions::refine_steps steps of iterative refinement
+  /// (stats().refine reports them).
   /// Errors: invalid_argument (no successful factorisation, bad sizes).
   Status solve(double* B, idx_t nrhs, idx_t ldb) const;
+
+  /// The factorisation that ran last (llt, ldlt or quasi_definite).
+  FactorMethod method_used() const { return factor_.method; }
+  /// Inertia of the last factorisation: (n, 0, 0) after a successful LLᵀ;
+  /// LDLᵀ: the signs of D, also after a `singular` failure (zero pivots
+  /// counted). Not guaranteed when perturbed_pivots() > 0.
+  InertiaCounts inertia() const { return factor_.inertia; }
+  const NumericFactor& factor() const { return factor_; }
 
   const SymbolicFactor& symbolic() const { return sym_; }
   const FrontPlan& plan() const { return plan_; }
@@ -62,13 +82,19 @@ class Solver {
  private:
   Status check_pattern(const CscMatrix& A) const;
 
+  Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+
   SymbolicFactor sym_;
   FrontPlan plan_;
   TaskGraph graph_;
+  GraphOptions graph_opts_;
+  TaskGraph graph_untiled_;        // LDLᵀ graph when graph_ has tiled fronts (built on demand)
+  bool graph_untiled_built_ = false;
+  CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
+  int refine_steps_ = 3;
   NumericFactor factor_;
-  std::vector<idx_t> colptr_, rowind_;  // analysed pattern
   bool analysed_ = false, factorized_ = false;
-  SolverStats stats_;
+  mutable SolverStats stats_;
 };
 
 }  // namespace starfront

@@ -2,12 +2,130 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <limits>
 
 namespace starfront {
 
+const char* factor_method_name(FactorMethod m) {
+  switch (m) {
+    case FactorMethod::llt: return "llt";
+    case FactorMethod::ldlt: return "ldlt";
+    case FactorMethod::quasi_definite: return "quasi-definite";
+    case FactorMethod::automatic: return "auto";
+  }
+  return "unknown";
+}
+
+Status check_factor_options(const FactorOptions& o) {
+  if (!(o.ldlt_threshold > 0.0 && o.ldlt_threshold <= 0.5))
+    return Status::error(StatusCode::invalid_argument,
+                         "LDLᵀ threshold u = " + std::to_string(o.ldlt_threshold) +
+                             " must be in (0, 0.5]");
+  if (!(o.perturbation > 0.0 && o.perturbation < 1.0))
+    return Status::error(StatusCode::invalid_argument,
+                         "perturbation tau = " + std::to_string(o.perturbation) +
+                             " must be in (0, 1)");
+  if (o.refine_steps < 0 || o.refine_steps > 100)
+    return Status::error(StatusCode::invalid_argument,
+                         "refinement steps = " + std::to_string(o.refine_steps) +
+                             " must be in [0, 100]");
+  if (static_cast<int>(o.method) > static_cast<int>(FactorMethod::automatic))
+    return Status::error(StatusCode::invalid_argument, "unknown factorisation method");
+  return Status::success();
+}
+
+void prepare_factor_context(const FrontPlan& P, const CscMatrix& A, const FactorOptions& opts,
+                            NumericFactor& F, FactorContext& ctx) {
+  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
+  ctx.values = A.values.data();
+  F.method = opts.method == FactorMethod::automatic ? FactorMethod::llt : opts.method;
+  F.inertia = InertiaCounts{};
+  F.perturbed_pivots = F.delayed_pivots = F.below_threshold_pivots = F.two_by_two_pivots = 0;
+  if (!F.is_ldlt()) {
+    F.pivot_order.clear();
+    F.pivot_size.clear();
+    F.d_off.clear();
+    return;
+  }
+  // Largest |a_ij| of every row/column of A (both triangles), original numbering.
+  std::vector<double> colmax(static_cast<std::size_t>(P.n), 0.0);
+  for (idx_t j = 0; j < A.n; ++j)
+    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
+      const double v = std::fabs(A.values[p]);
+      colmax[A.rowind[p]] = std::max(colmax[A.rowind[p]], v);
+      colmax[j] = std::max(colmax[j], v);
+    }
+  LdltFactorState& st = ctx.ldlt;
+  st.active = true;
+  st.params.pivoting =
+      opts.method == FactorMethod::quasi_definite ? LdltPivoting::none : LdltPivoting::threshold_bk;
+  st.params.u = opts.ldlt_threshold;
+  st.params.tau = opts.perturbation;
+  st.params.zero_rel = static_cast<double>(P.n) * std::numeric_limits<double>::epsilon();
+  const std::vector<idx_t>& perm = P.symbolic->perm;  // final position -> original column
+  st.col_scale.assign(static_cast<std::size_t>(P.n), 0.0);
+  for (idx_t k = 0; k < P.n; ++k) st.col_scale[k] = colmax[perm[k]];
+  F.pivot_order.assign(static_cast<std::size_t>(P.n), 0);
+  F.pivot_size.assign(static_cast<std::size_t>(P.n), 1);
+  F.d_off.assign(static_cast<std::size_t>(P.n), 0.0);
+  st.pivot_order = F.pivot_order.data();
+  st.pivot_size = F.pivot_size.data();
+  st.d_off = F.d_off.data();
+}
+
+namespace {
+
+Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
+  const LdltFactorState& st = ctx.ldlt;
+  F.min_pivot_ratio = 0.0;
+  F.inertia = InertiaCounts{st.totals.positive, st.totals.negative, st.totals.zero};
+  F.perturbed_pivots = st.totals.perturbed;
+  F.below_threshold_pivots = st.totals.below_threshold;
+  F.two_by_two_pivots = st.totals.two_by_two;
+  F.delayed_pivots = 0;
+  const std::vector<idx_t>& perm = P.symbolic->perm;
+  char buf[400];
+  if (st.unsupported_task)
+    return Status::error(StatusCode::runtime_error,
+                         "LDLᵀ needs a task graph without tiled fronts (tiled LDLᵀ is not "
+                         "implemented): build it with GraphOptions::tile = false");
+  const idx_t bad = st.first_nonfinite_column >= 0 ? st.first_nonfinite_column : ctx.fail_column;
+  if (bad >= 0) {
+    const double piv = st.first_nonfinite_column >= 0 ? st.totals.nonfinite_pivot : ctx.fail_pivot;
+    std::snprintf(buf, sizeof buf,
+                  "LDLᵀ: pivot %.6g at column %lld (1-based, original numbering) is not finite: "
+                  "the matrix is too badly scaled for double precision",
+                  piv, static_cast<long long>(perm[bad] + 1));
+    Status s = Status::error(StatusCode::runtime_error, buf);
+    s.column = perm[bad];
+    s.pivot = piv;
+    return s;
+  }
+  if (st.first_zero_column >= 0) {
+    const idx_t col = perm[st.first_zero_column];
+    std::snprintf(buf, sizeof buf,
+                  "matrix is singular: %lld zero pivot(s), the first at column %lld (1-based, "
+                  "original numbering; elimination step %lld of %lld); inertia (%lld, %lld, %lld)",
+                  static_cast<long long>(st.totals.zero), static_cast<long long>(col + 1),
+                  static_cast<long long>(st.totals.first_zero + 1), static_cast<long long>(P.n),
+                  static_cast<long long>(F.inertia.positive),
+                  static_cast<long long>(F.inertia.negative), static_cast<long long>(F.inertia.zero));
+    Status s = Status::error(StatusCode::singular, buf);
+    s.column = col;
+    s.pivot = 0.0;
+    return s;
+  }
+  return Status::success();
+}
+
+}  // namespace
+
 Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
+  if (ctx.ldlt.active) return ldlt_status(P, ctx, F);
   F.min_pivot_ratio = ctx.min_pivot_ratio;
+  F.inertia = InertiaCounts{};
+  if (ctx.fail_column < 0) F.inertia.positive = P.n;
   if (ctx.fail_column < 0) return Status::success();
   const idx_t col = P.symbolic->perm[ctx.fail_column];
   char buf[320];

@@ -12,8 +12,44 @@
 
 namespace starfront {
 
+/// Which factorisation (docs/LDLT.md).
+enum class FactorMethod : unsigned char {
+  llt,             ///< Cholesky P A Pᵀ = L Lᵀ; a symmetric positive definite matrix only
+  ldlt,            ///< P A Pᵀ = L D Lᵀ, symmetric pivoting inside each front (1×1 and 2×2, threshold u)
+  quasi_definite,  ///< L D Lᵀ without pivoting (1×1 pivots): symmetric quasi-definite matrices
+  automatic,       ///< Solver only: LLᵀ, then LDLᵀ when LLᵀ finds the matrix not positive definite
+};
+/// "llt", "ldlt", "quasi-definite", "auto".
+const char* factor_method_name(FactorMethod m);
+
+/// Inertia of the factorised matrix: numbers of positive, negative and zero
+/// eigenvalues (Sylvester: those of D). Exact when no pivot was perturbed.
+struct InertiaCounts {
+  idx_t positive = 0, negative = 0, zero = 0;
+};
+
 /// Numerical options of the factorisation.
 struct FactorOptions {
+  FactorMethod method = FactorMethod::llt;
+  /// LDLᵀ threshold u in (0, 0.5] (LdltParams::u): every |l_ij| <= 1/u unless a
+  /// pivot had to be taken below the threshold (counted).
+  double ldlt_threshold = 0.01;
+  /// τ of the static perturbation (LdltParams::tau): LDLᵀ: when no pivot of
+  /// a front passes the threshold and the best candidate of column j is at
+  /// most τ·c_j in magnitude (c_j = max_i |a_ij|, the size of row/column j of
+  /// A: ‖A‖ measured per row, so that badly scaled KKT rows are judged
+  /// against their own size), it becomes ±τ·c_j; quasi-definite: only a
+  /// numerically zero pivot in a nonzero column is perturbed. Default √ε ≈
+  /// 1.5e-8 (the static-pivoting value of SuperLU_DIST and PARDISO): small
+  /// enough for iterative refinement to remove its effect on
+  /// well-conditioned systems, and by Weyl's inequality the inertia is still
+  /// exact when no eigenvalue of A is within the perturbations' size of 0.
+  double perturbation = 1.4901161193847656e-08;
+  /// Largest number of iterative refinement steps of each later solve
+  /// (Solver::solve; solve/refine.hpp): stops earlier at backward error
+  /// <= 1e-15 or on stagnation. 0: no refinement. Any method.
+  int refine_steps = 3;
+
   /// Relative pivot tolerance of Cholesky: the pivot d_jj (diagonal of the
   /// Schur complement when column j is eliminated) must be finite and
   /// > tol·|a_jj|; otherwise the factorisation stops with
@@ -44,10 +80,28 @@ struct FactorOptions {
 
 /// The numeric Cholesky factor: the panels L_s of every front, concatenated
 /// (layout in FrontPlan::l_offset). Valid only with the plan it was built on.
+///
+/// LDLᵀ (method ldlt or quasi_definite): each panel holds the unit lower L11
+/// (strictly lower part) and L21 of its front with D's diagonal on L11's
+/// diagonal; the fully-summed rows of the panel are in pivot order:
+/// panel row i of front s (first pivot f = super_start[s]) belongs to column
+/// pivot_order[f + i] (final numbering) — a permutation inside
+/// [f, f + ncols(s)). CB rows keep the front's row order.
 struct NumericFactor {
   const FrontPlan* plan = nullptr;  ///< not owned
   std::vector<double> Lx;           ///< size plan->factor_size()
-  double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic)
+  double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
+
+  FactorMethod method = FactorMethod::llt;  ///< the factorisation that ran
+  std::vector<idx_t> pivot_order;       ///< LDLᵀ, size n (see above)
+  std::vector<signed char> pivot_size;  ///< LDLᵀ, size n: 1, 2 (first of a 2×2 block), 0 (second)
+  std::vector<double> d_off;            ///< LDLᵀ, size n: D(j+1, j) where pivot_size[j] == 2
+  InertiaCounts inertia;                ///< LLᵀ success: (n, 0, 0)
+  idx_t perturbed_pivots = 0;           ///< pivots replaced by ±τ‖A‖_max (inertia then not guaranteed)
+  idx_t delayed_pivots = 0;             ///< always 0: delayed pivoting is not implemented (docs/LDLT.md)
+  idx_t below_threshold_pivots = 0;     ///< pivots used although they failed u (growth not bounded)
+  idx_t two_by_two_pivots = 0;          ///< 2×2 pivot blocks
+  bool is_ldlt() const { return method == FactorMethod::ldlt || method == FactorMethod::quasi_definite; }
 };
 
 /// Statistics of one factorisation.
@@ -58,10 +112,26 @@ struct FactorStats {
   double task_seconds = 0.0;  ///< sum of the tasks' kernel run times (mean = task_seconds / tasks)
 };
 
+/// Checks the numerical options: ldlt_threshold in (0, 0.5], perturbation
+/// in (0, 1), refine_steps in [0, 100] (invalid_argument naming the option
+/// otherwise).
+Status check_factor_options(const FactorOptions& opts);
+
+/// Sets up the context of a factorisation of A with plan P and options opts
+/// (called by both executors before running tasks): the Cholesky pivot
+/// tolerance, A's values and, for ldlt / quasi_definite, the LDLᵀ parameters
+/// (column scales c_j = max_i |a_ij|, zero tolerance n·ε·c_j) and F's LDLᵀ
+/// arrays. F.Lx must already be sized. `automatic` factorises as llt.
+void prepare_factor_context(const FrontPlan& P, const CscMatrix& A, const FactorOptions& opts,
+                            NumericFactor& F, FactorContext& ctx);
+
 /// Turns the outcome recorded in a factorisation's context into a Status:
 /// ok, or the failure with the smallest pivot column seen (final numbering),
 /// reported in the user's original numbering with the pivot value. Also
-/// stores the smallest pivot ratio in F.
+/// stores the smallest pivot ratio in F. LDLᵀ: stores the inertia and pivot
+/// counts in F (also on failure); singular when a zero pivot was met (the
+/// column of the first one, in the user's 0-based numbering; F.inertia is
+/// valid), runtime_error for a pivot that is not finite or a tiled task.
 Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F);
 
 /// Checks that `values` can be factorised with plan P: nnz matches and every

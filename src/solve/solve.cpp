@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cpu/blas.hpp"
+#include "solve/ldlt_solve.hpp"
 
 namespace starfront {
 namespace {
@@ -74,8 +75,12 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) 
   std::vector<double> X(P.n * nrhs), W;
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
-  forward(P, F.Lx.data(), X.data(), nrhs, W);
-  backward(P, F.Lx.data(), X.data(), nrhs, W);
+  if (F.is_ldlt()) {
+    ldlt_solve_permuted(F, X.data(), nrhs);
+  } else {
+    forward(P, F.Lx.data(), X.data(), nrhs, W);
+    backward(P, F.Lx.data(), X.data(), nrhs, W);
+  }
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k)
       if (!std::isfinite(X[k + c * P.n]))

@@ -8,7 +8,7 @@ namespace starfront {
 
 /// Overwrites B (n×nrhs, column-major, leading dimension ldb >= n, original
 /// numbering) with the solution X of A X = B, where P A Pᵀ = L Lᵀ is the
-/// factor F. Sequential: a forward pass over the fronts in postorder
+/// factor F (or P A Pᵀ = L D Lᵀ for an LDLᵀ factor: ldlt_solve.hpp). Sequential: a forward pass over the fronts in postorder
 /// (TRSM on L11, GEMM with L21), then a backward pass in reverse.
 /// Preconditions (checked: invalid_argument): F was factorised successfully,
 /// nrhs >= 0, ldb >= max(1, n), every entry of B finite (the message names

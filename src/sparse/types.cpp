@@ -14,6 +14,7 @@ const char* status_name(StatusCode code) {
     case StatusCode::ordering_error: return "ordering_error";
     case StatusCode::runtime_error: return "runtime_error";
     case StatusCode::out_of_memory: return "out_of_memory";
+    case StatusCode::singular: return "singular";
   }
   return "unknown";
 }

@@ -24,6 +24,8 @@ enum class StatusCode {
   ordering_error,         ///< the ordering library failed or returned a non-permutation
   runtime_error,          ///< StarPU (or another runtime component) failed
   out_of_memory,          ///< an allocation failed
+  // 10 is the C API's STARFRONT_INDEX_OVERFLOW (no internal counterpart).
+  singular = 11,          ///< LDLᵀ met a zero pivot (column and inertia reported; no solve)
 };
 
 /// Short, stable name of a status code ("ok", "parse_error", ...), used in JSON.

@@ -291,10 +291,14 @@ TEST_F(CApi, BadArgumentsGiveClearErrors) {
   nan_values[2] = std::nan("");
   EXPECT_FAILS(starfront_refactorize(F, nan_values.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
                "values[2]");
-  const starfront_factor_options inf{HUGE_VAL, 0.0};
+  starfront_factor_options inf;
+  starfront_factor_options_init(&inf);
+  inf.pivot_tol = HUGE_VAL;
   EXPECT_FAILS(starfront_factorize(F, &ok.M, &inf), STARFRONT_INVALID_ARGUMENT, "pivot_tol");
   for (double w : {-1.0, std::nan(""), HUGE_VAL}) {
-    const starfront_factor_options bad_watchdog{-1.0, w};
+    starfront_factor_options bad_watchdog;
+    starfront_factor_options_init(&bad_watchdog);
+    bad_watchdog.watchdog_seconds = w;
     EXPECT_FAILS(starfront_factorize(F, &ok.M, &bad_watchdog), STARFRONT_INVALID_ARGUMENT,
                  "watchdog_seconds");
   }

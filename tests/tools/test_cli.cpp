@@ -130,6 +130,52 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+/// LDLᵀ through the CLI: --method and --refine, the inertia keys always
+/// present (null after an LLᵀ failure), a zero pivot reported as `singular`.
+TEST(Cli, LdltMethodsReportInertia) {
+  const char* keys[] = {"method", "inertia", "perturbed_pivots", "delayed_pivots",
+                        "inertia_guaranteed", "refine_steps", "method_requested"};
+  for (const char* m : {"ldlt", "quasi-definite", "auto"}) {
+    const CliRun r = run("solve " + data("kkt/sqd_aug2d.mtx") + " --method " + m + " --refine 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << m << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const char* k : keys) EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_EQ(j["method"], std::string(m) == "quasi-definite" ? "quasi-definite" : "ldlt") << m;
+    EXPECT_EQ(j["method_requested"], m);
+    EXPECT_EQ(j["inertia"]["positive"], 10000) << m;
+    EXPECT_EQ(j["inertia"]["negative"], 20200) << m;
+    EXPECT_EQ(j["inertia"]["zero"], 0) << m;
+    EXPECT_EQ(j["delayed_pivots"], 0);
+    EXPECT_EQ(j["inertia_guaranteed"], j["perturbed_pivots"] == 0);
+    EXPECT_LE(j["refine_steps"].get<int>(), 2);
+    EXPECT_LE(j["backward_error"].get<double>(), 1e-12);
+  }
+  // Cholesky keeps its error; the inertia keys are there, null.
+  CliRun r = run("solve " + data("kkt/sqd_aug2d.mtx") + " --json");
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "not_positive_definite");
+  for (const char* k : keys) EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["inertia"].is_null());
+  // [[1,1,0],[1,1,0],[0,0,1]]: a zero pivot, inertia (2, 0, 1), no solution.
+  const std::string f = write_tmp("zero_pivot.mtx",
+                                  "%%MatrixMarket matrix coordinate real symmetric\n"
+                                  "3 3 4\n1 1 1\n2 1 1\n2 2 1\n3 3 1\n");
+  r = run("solve " + f + " --method ldlt --json");
+  EXPECT_EQ(r.exit_code, 1);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "singular");
+  EXPECT_EQ(j["inertia"]["positive"], 2);
+  EXPECT_EQ(j["inertia"]["negative"], 0);
+  EXPECT_EQ(j["inertia"]["zero"], 1);
+  EXPECT_TRUE(j["backward_error"].is_null());
+  EXPECT_GE(j["failed_column"].get<int>(), 1);
+  r = run("solve " + f + " --method ldlt --refine -1");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run("solve " + f + " --method bogus");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace
 
 namespace {

@@ -86,6 +86,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   solve->add_option("--pivot-tol", sa.pivot_tol, "relative pivot tolerance of Cholesky (-1: n*eps)")
       ->capture_default_str();
+  solve->add_option("--method", sa.method,
+                    "factorisation: llt (Cholesky), ldlt (symmetric indefinite, 1x1/2x2 pivots "
+                    "inside each front), quasi-definite (LDL^T without pivoting), auto (llt, then "
+                    "ldlt if the matrix is not positive definite)")
+      ->check(CLI::IsMember({"llt", "ldlt", "quasi-definite", "auto"}))
+      ->capture_default_str();
+  solve->add_option("--refine", sa.refine,
+                    "iterative refinement steps at most (stops at backward error <= 1e-15 or "
+                    "stagnation; 0: none)")
+      ->capture_default_str();
+  solve->add_option("--ldlt-threshold", sa.ldlt_threshold, "LDL^T pivot threshold u in (0, 0.5]")
+      ->capture_default_str();
+  solve->add_option("--perturbation", sa.perturbation,
+                    "LDL^T static perturbation tau: a tiny pivot with no acceptable alternative "
+                    "becomes +-tau*max|a_ij| of its row")
+      ->capture_default_str();
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")
       ->capture_default_str();
   solve->add_flag("--json", sa.json, "print one JSON object on stdout");

@@ -77,6 +77,22 @@ Status finish_trace(const SolveArgs& a, const GraphStats& gs, Report& r,
   return st;
 }
 
+/// The method that ran, the inertia and the pivot counts of a factorisation
+/// that succeeded or stopped on a zero pivot (singular: the inertia counts
+/// it); left null after any other failure (e.g. LLᵀ on an indefinite matrix).
+void report_inertia(const Solver& solver, const Status& st, Report& r) {
+  if (!st.ok() && st.code != StatusCode::singular) return;
+  const NumericFactor& F = solver.factor();
+  r.j["method"] = factor_method_name(F.method);
+  r.j["inertia"] = {{"positive", F.inertia.positive},
+                    {"negative", F.inertia.negative},
+                    {"zero", F.inertia.zero}};
+  r.j["perturbed_pivots"] = F.perturbed_pivots;
+  r.j["delayed_pivots"] = F.delayed_pivots;
+  r.j["two_by_two_pivots"] = F.two_by_two_pivots;
+  r.j["inertia_guaranteed"] = F.perturbed_pivots == 0;
+}
+
 /// The pipeline; fills r.j as far as it gets and returns the first error.
 Status run(const SolveArgs& a, Report& r) {
   CscMatrix A;
@@ -146,6 +162,10 @@ Status run(const SolveArgs& a, Report& r) {
   // factorisations, above the resident set just before them.
   const bool peak_ok = reset_peak_rss();
   const double rss_before = current_rss_bytes();
+  fo.method = factor_method(a.method);
+  fo.refine_steps = a.refine;
+  fo.ldlt_threshold = a.ldlt_threshold;
+  fo.perturbation = a.perturbation;
   for (int it = 0; it < a.repeat; ++it) {
     st = solver.factorize(A, fo, use_starpu ? Executor::starpu : Executor::sequential);
     if (peak_ok && rss_before > 0) {
@@ -157,6 +177,7 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["t_factor_s"] = fs.seconds;
     r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
     r.j["mean_task_s"] = fs.tasks > 0 ? fs.task_seconds / static_cast<double>(fs.tasks) : 0.0;
+    report_inertia(solver, st, r);
     if (!st.ok()) break;
   }
   if (!a.trace.empty()) {  // also when the factorisation failed: its trace shows how far it got
@@ -164,11 +185,12 @@ Status run(const SolveArgs& a, Report& r) {
     if (st.ok()) st = ts;
   }
   if (!st.ok()) return st;
-  r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
+  if (!solver.factor().is_ldlt()) r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
   std::vector<double> X = B;
   t0 = clock_type::now();
   st = solver.solve(X.data(), nrhs, std::max<idx_t>(1, A.n));
   r.j["t_solve_s"] = seconds_since(t0);
+  r.j["refine_steps"] = solver.stats().refine.steps;
   if (!st.ok()) return st;
   double berr = 0.0;
   for (idx_t c = 0; c < nrhs; ++c)
@@ -206,8 +228,16 @@ void print_human(const nlohmann::json& j) {
               << fmt("%.4f", j["t_factor_s"]) << " s (" << fmt("%.3g", j["gflops"])
               << " GFLOP/s), solve " << (j["t_solve_s"].is_null() ? "-" : fmt("%.4f", j["t_solve_s"]))
               << " s\n";
+  if (!j["inertia"].is_null())
+    std::cout << "  method " << j["method"].get<std::string>() << ", inertia ("
+              << j["inertia"]["positive"] << ", " << j["inertia"]["negative"] << ", "
+              << j["inertia"]["zero"] << ")"
+              << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed pivots)")
+              << ", perturbed pivots " << j["perturbed_pivots"] << ", delayed pivots "
+              << j["delayed_pivots"] << ", 2x2 pivots " << j["two_by_two_pivots"] << "\n";
   if (!j["backward_error"].is_null())
-    std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << "\n";
+    std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << " after "
+              << get("refine_steps") << " refinement step(s)\n";
   if (j.contains("trace_dir"))
     std::cout << "  trace: " << j["trace_dir"].get<std::string>()
               << " (paje.trace for ViTE, dag.dot, tasks.rec, trace.rec; starfront trace summary|gantt "
@@ -223,6 +253,13 @@ Status load_matrix(const std::string& file, CscMatrix& A, std::string& source) {
   }
   source = file;
   return read_matrix_market(file, A);
+}
+
+FactorMethod factor_method(const std::string& name) {
+  return name == "ldlt"             ? FactorMethod::ldlt
+         : name == "quasi-definite" ? FactorMethod::quasi_definite
+         : name == "auto"           ? FactorMethod::automatic
+                                    : FactorMethod::llt;
 }
 
 AnalysisOptions analysis_options(const std::string& ordering) {
@@ -257,6 +294,9 @@ std::string check_solve_args(const SolveArgs& a) {
     return "--pivot-tol must be a finite number >= 0, or -1 for n*eps";
   if (a.repeat < 1) return "--repeat must be >= 1";
   if (!(a.watchdog >= 0) || !std::isfinite(a.watchdog)) return "--watchdog must be a finite number >= 0";
+  if (a.refine < 0 || a.refine > 100) return "--refine must be in 0..100";
+  if (!(a.ldlt_threshold > 0 && a.ldlt_threshold <= 0.5)) return "--ldlt-threshold must be in (0, 0.5]";
+  if (!(a.perturbation > 0 && a.perturbation < 1)) return "--perturbation must be in (0, 1)";
   if (a.tile_size < 1 || a.tile_threshold < 1) return "--tile-size and --tile-threshold must be >= 1";
   if (!(a.subtree_ratio > 0) || !std::isfinite(a.subtree_ratio)) return "--subtree-ratio must be > 0";
   {
@@ -291,12 +331,14 @@ static int report(const SolveArgs& args, Report& r) {
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
                         "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
                         "critical_path_est_s", "mean_task_s", "min_pivot_ratio", "memory",
-                        "slots_policy"})
+                        "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
+                        "two_by_two_pivots", "inertia_guaranteed", "refine_steps"})
     r.j[k] = nullptr;
+  r.j["method_requested"] = args.method;
   r.status = run(args, r);
   r.j["status"] = status_name(r.status.code);
   r.j["error"] = r.status.ok() ? nullptr : nlohmann::json(r.status.message);
-  if (r.status.code == StatusCode::not_positive_definite) {
+  if (r.status.code == StatusCode::not_positive_definite || r.status.code == StatusCode::singular) {
     r.j["failed_column"] = r.status.column + 1;
     r.j["pivot"] = r.status.pivot;
   }

@@ -6,6 +6,7 @@
 
 #include "analysis/symbolic.hpp"
 #include "plan/task_graph.hpp"
+#include "solve/factor.hpp"
 
 namespace starfront::tools {
 
@@ -20,6 +21,10 @@ struct SolveArgs {
   std::string executor = "starpu";
   double pivot_tol = -1.0;  ///< < 0: n·ε (FactorOptions)
   double watchdog = 0.0;    ///< FactorOptions::watchdog_seconds
+  std::string method = "llt";  ///< llt, ldlt, quasi-definite, auto (FactorOptions::method)
+  int refine = 3;              ///< refinement steps at most (FactorOptions::refine_steps)
+  double ldlt_threshold = 0.01;     ///< LDLᵀ threshold u
+  double perturbation = 1.4901161193847656e-08;  ///< LDLᵀ static perturbation τ
   int repeat = 1;
   bool json = false;
   /// Non-empty: record an FxT trace of the factorisation(s) into this folder
@@ -41,6 +46,9 @@ GraphOptions graph_options(const SolveArgs& a, int workers);
 /// Reads FILE, or generates the built-in problem when `file` is empty;
 /// `source` says which.
 Status load_matrix(const std::string& file, CscMatrix& A, std::string& source);
+
+/// Factorisation method of the --method value (llt, ldlt, quasi-definite, auto).
+FactorMethod factor_method(const std::string& name);
 
 /// Analysis options of the --ordering value.
 AnalysisOptions analysis_options(const std::string& ordering);

@@ -47,8 +47,7 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
   FactorContext ctx;
-  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
-  ctx.values = A.values.data();
+  prepare_factor_context(P, A, opts, F, ctx);
 
   // One buffer per contribution-block slot (plan/cb_slots.hpp), allocated
   // at its first use and freed after the last access of its last occupant.

@@ -52,7 +52,7 @@ std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vect
 /// What the tasks of one factorisation use (owned by the executor).
 struct Run {
   explicit Run(idx_t ntasks) : progress(ntasks), args(ntasks), names(ntasks) {}
-  std::vector<double> Lx;
+  NumericFactor F;  ///< moved into the caller's factor at the end
   FactorContext ctx;
   TaskProgress progress;
   std::vector<GraphTaskArgs> args;
@@ -115,16 +115,16 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // Everything the tasks touch, on the heap: a factorisation abandoned by
   // the watchdog leaves it to the tasks that never finished.
   auto run = std::make_unique<Run>(nt);
-  run->Lx.assign(P.factor_size(), 0.0);
+  run->F.plan = &P;
+  run->F.Lx.assign(P.factor_size(), 0.0);
   FactorContext& ctx = run->ctx;
-  ctx.pivot_tol = opts.effective_pivot_tol(P.n);
-  ctx.values = A.values.data();
+  prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
 
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers);
-  std::vector<starpu_data_handle_t> h = register_handles(G, run->Lx);
+  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx);
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
   auto handle_index = [&](idx_t b) { return G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b]; };
@@ -180,7 +180,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
         // state, handles and workers stay alive for the tasks in flight.
         (void)active.release();
         (void)run.release();
-        F.Lx.clear();
+        F = NumericFactor{};
         return Status::error(StatusCode::runtime_error,
                              "watchdog: " + what +
                                  "; the tasks did not stop after cancellation: the factorisation "
@@ -196,8 +196,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
-  F.plan = &P;
-  F.Lx = std::move(run->Lx);
+  F = std::move(run->F);
   if (stats) {
     stats->tasks = submitted;
     stats->flops = 0;

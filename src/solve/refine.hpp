@@ -1,0 +1,29 @@
+// Iterative refinement of a direct solve (Wilkinson; for LDLᵀ with static
+// pivot perturbations, as in Li & Demmel's and PARDISO's use of it):
+// x ← x + A⁻¹(b − A x) with the same factor, while the backward error drops.
+#pragma once
+
+#include "solve/solve.hpp"
+
+namespace starfront {
+
+/// Outcome of a refined solve (over all right-hand sides).
+struct RefineInfo {
+  int steps = 0;                ///< largest number of refinement steps taken by a right-hand side
+  double backward_error = 0.0;  ///< largest final backward error (backward_error() of each column)
+};
+
+/// Target backward error at which refinement stops.
+constexpr double kRefineTarget = 1e-15;
+
+/// Overwrites B (n×nrhs, column-major, leading dimension ldb, original
+/// numbering) with A⁻¹B: solve_in_place, then for each right-hand side up to
+/// max_steps refinement steps, stopping when its backward error is <= 1e-15
+/// or stagnates (a step that does not halve it; a step that makes it worse is
+/// undone). A is the matrix F factorises (lower CSC, original numbering).
+/// max_steps = 0 is a plain solve (the backward error is still computed when
+/// info is not null). Errors: those of solve_in_place (B unchanged).
+Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
+                     int max_steps, RefineInfo* info = nullptr);
+
+}  // namespace starfront
