@@ -8,6 +8,8 @@ namespace starfront {
 
 Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
   F.min_pivot_ratio = ctx.min_pivot_ratio;
+  if (!ctx.device_error.empty())
+    return Status::error(StatusCode::runtime_error, "GPU task failed: " + ctx.device_error);
   if (ctx.fail_column < 0) return Status::success();
   const idx_t col = P.symbolic->perm[ctx.fail_column];
   char buf[320];

@@ -8,6 +8,11 @@
 
 #include "cpu/blas.hpp"
 
+#ifdef STARFRONT_HAVE_CUDA
+#include <starpu_cublas.h>
+#include <starpu_cusolver.h>
+#endif
+
 namespace starfront {
 namespace {
 
@@ -63,10 +68,18 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
                                              : ")"));
   }
   openblas_set_num_threads(1);  // one BLAS thread per worker: parallelism comes from the tasks
-  starpu_pause();               // idle until a factorisation needs the workers (WorkersActive)
   out.reset(new StarpuRuntime());
   out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
   out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
+#ifdef STARFRONT_HAVE_CUDA
+  // One cuBLAS and one cuSOLVER handle per CUDA worker, on its stream (the
+  // CUDA codelets); initialised on the workers, so before the pause.
+  if (out->ncuda_ > 0) {
+    starpu_cublas_init();
+    starpu_cusolver_init();
+  }
+#endif
+  starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = opts.sched;
   if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
     const int found = out->ncuda_;
@@ -80,6 +93,12 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 
 StarpuRuntime::~StarpuRuntime() {
   if (starpu_is_paused()) starpu_resume();
+#ifdef STARFRONT_HAVE_CUDA
+  if (ncuda_ > 0) {
+    starpu_cusolver_shutdown();
+    starpu_cublas_shutdown();
+  }
+#endif
   starpu_shutdown();
   g_started = false;
 }
