@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,15 @@ struct Workspace {
   }
 };
 
-thread_local Workspace tl_workspace;
+/// The calling worker's workspace for its current device (a thread may drive
+/// several GPUs: one workspace per device id).
+Workspace& local_workspace() {
+  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
+  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
+  if (per_device.size() <= dev) per_device.resize(dev + 1);
+  if (!per_device[dev]) per_device[dev] = std::make_unique<Workspace>();
+  return *per_device[dev];
+}
 
 const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
   return G.blocks[G.accesses[t.acc_begin + a].block];
@@ -129,7 +138,7 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
   if (!cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork),
                    "cusolverDnDpotrf_bufferSize", G, t, ctx))
     return;
-  Workspace& w = tl_workspace;
+  Workspace& w = local_workspace();
   if (!cuda_ok(w.reserve(n, lwork), "cudaMalloc", G, t, ctx)) return;
   const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(n);
   if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, A, sizeof(double) * lda, row_bytes, n,

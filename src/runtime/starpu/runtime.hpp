@@ -14,6 +14,10 @@ struct RuntimeOptions {
   int ncpu = -1;             ///< CPU workers; -1: StarPU's default (all cores not driving a GPU)
   int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
+  /// Tile tasks (potrf, trsm, syrk, gemm) run on CUDA workers only, never on
+  /// CPU workers (tests of the GPU kernels, measurements); needs ncuda > 0
+  /// and the CUDA codelets (else runtime_error).
+  bool tiles_on_cuda_only = false;
 };
 
 /// Checks that `name` is one of StarPU's scheduling policies (callable before

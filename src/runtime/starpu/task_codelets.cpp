@@ -107,6 +107,16 @@ long long cuda_potrf_fallbacks() {
 #endif
 }
 
+void set_tiles_cuda_only(bool on) {
+#ifdef STARFRONT_HAVE_CUDA
+  for (int k = 0; k < kTaskKinds; ++k)
+    if (has_cuda_impl(static_cast<TaskKind>(k)))
+      all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
+#else
+  (void)on;
+#endif
+}
+
 struct starpu_codelet* task_codelet(TaskKind k) {
   return &all_codelets().codelets[static_cast<int>(k)];
 }

@@ -39,6 +39,12 @@ long long cuda_task_executions(TaskKind k);
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
 
+/// Where the tile kinds with a CUDA implementation may run: CUDA workers
+/// only (true), or CPU and CUDA workers (false, the default). Without the
+/// CUDA codelets: no effect. Call only while no task is in flight
+/// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).
+void set_tiles_cuda_only(bool on);
+
 /// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
 /// definition: works around StarPU reading a fixed 8-entry array). Call
 /// before submitting such tasks. Thread-safe.
