@@ -21,6 +21,33 @@ void FactorContext::record(const FrontResult& r) {
   }
 }
 
+void FactorContext::record_device_error(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device_error.empty()) device_error = message;
+  failed = true;
+}
+
+FrontResult potrf_tile_cpu(const FrontPlan& P, idx_t first, const double* values, double* D, idx_t ld,
+                           idx_t n, double pivot_tol) {
+  FrontResult r;
+  const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(n), D,
+                                              static_cast<lapack_int>(ld));
+  idx_t bad = -1;
+  if (info > 0) {
+    bad = info - 1;
+    r.pivot = D[bad * (ld + 1)];
+  } else {
+    bad = check_pivots(P, first, values, D, ld, n, pivot_tol, r);
+  }
+  if (bad >= 0) {
+    r.state = FrontResult::State::failed;
+    r.failed_column = first + bad;
+  } else {
+    r.state = FrontResult::State::done;
+  }
+  return r;
+}
+
 namespace {
 
 int to_int(idx_t x) { return static_cast<int>(x); }
@@ -138,23 +165,7 @@ void potrf(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext
   const FrontPlan& P = *G.plan;
   const Block& b = block_of(G, t, 0);
   const idx_t first = P.symbolic->super_start[t.front] + b.col0;
-  FrontResult r;
-  const lapack_int info =
-      LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', to_int(b.rows), ptrs[0], to_int(b.ld));
-  idx_t bad = -1;
-  if (info > 0) {
-    bad = info - 1;
-    r.pivot = ptrs[0][bad * (b.ld + 1)];
-  } else {
-    bad = check_pivots(P, first, ctx.values, ptrs[0], b.ld, b.rows, ctx.pivot_tol, r);
-  }
-  if (bad >= 0) {
-    r.state = FrontResult::State::failed;
-    r.failed_column = first + bad;
-  } else {
-    r.state = FrontResult::State::done;
-  }
-  ctx.record(r);
+  ctx.record(potrf_tile_cpu(P, first, ctx.values, ptrs[0], b.ld, b.rows, ctx.pivot_tol));
 }
 
 void trsm(const TaskGraph& G, const Task& t, double* const* ptrs) {

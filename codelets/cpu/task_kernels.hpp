@@ -7,6 +7,7 @@
 #include <atomic>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include "cpu/front_cholesky.hpp"
 #include "cpu/front_ldlt.hpp"
@@ -27,14 +28,27 @@ struct FactorContext {
   idx_t fail_column = -1;  ///< smallest failing pivot column seen (final numbering)
   double fail_pivot = 0.0;
   double min_pivot_ratio = std::numeric_limits<double>::infinity();
-  double task_seconds = 0.0;  ///< sum of the tasks' run times (kernel only)
+  double task_seconds = 0.0;  ///< sum of the CPU tasks' run times (kernel only; GPU tasks not counted)
+  /// First failure of a device (CUDA, cuBLAS, cuSOLVER) seen by a GPU task,
+  /// empty if none; reported as runtime_error by context_status.
+  std::string device_error;
   /// LDLᵀ factorisations (ldlt.active): front and subtree tasks run the LDLᵀ
   /// front kernel; tiled tasks are not supported (they record a failure).
   LdltFactorState ldlt;
 
   /// Records a front's or tile's outcome.
   void record(const FrontResult& r);
+  /// Records a device failure (keeps the first message) and stops later tasks.
+  void record_device_error(const std::string& message);
 };
+
+/// Cholesky of one diagonal tile (n×n, leading dimension ld, lower triangle,
+/// overwritten) whose first column is pivot `first` (final numbering), with
+/// the pivot test of check_pivots. The CPU potrf task, and the GPU potrf's
+/// fallback that recomputes a failing tile on the host so that both report
+/// the same column and pivot. Returns done or failed (failed_column final).
+FrontResult potrf_tile_cpu(const FrontPlan& P, idx_t first, const double* values, double* D, idx_t ld,
+                           idx_t n, double pivot_tol);
 
 /// Runs task `t` of graph G (timed into ctx.task_seconds). ptrs[a] is the data of the task's a-th access
 /// (G.accesses[G.tasks[t].acc_begin + a]), laid out as its Block says.

@@ -124,6 +124,8 @@ Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& 
 Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& F) {
   if (ctx.ldlt.active) return ldlt_status(P, ctx, F);
   F.min_pivot_ratio = ctx.min_pivot_ratio;
+  if (!ctx.device_error.empty())
+    return Status::error(StatusCode::runtime_error, "GPU task failed: " + ctx.device_error);
   F.inertia = InertiaCounts{};
   if (ctx.fail_column < 0) F.inertia.positive = P.n;
   if (ctx.fail_column < 0) return Status::success();

@@ -9,6 +9,12 @@
 #include <optional>
 
 #include "cpu/blas.hpp"
+#include "runtime/starpu/task_codelets.hpp"
+
+#ifdef STARFRONT_HAVE_CUDA
+#include <starpu_cublas.h>
+#include <starpu_cusolver.h>
+#endif
 
 namespace starfront {
 namespace {
@@ -70,6 +76,9 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (Status st = check_scheduler(opts.sched); !st.ok()) return st;
   if (opts.ncpu < -1 || opts.ncuda < 0)
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
+  if (opts.tiles_on_cuda_only && (opts.ncuda == 0 || !cuda_codelets_built()))
+    return Status::error(StatusCode::runtime_error,
+                         "tiles_on_cuda_only needs CUDA workers and the CUDA codelets");
   if (opts.ncpu == 0 && opts.ncuda == 0)
     return Status::error(StatusCode::runtime_error, "at least one worker is needed");
   if (!opts.trace_dir.empty()) {
@@ -107,10 +116,19 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
                                              : ")"));
   }
   openblas_set_num_threads(1);  // one BLAS thread per worker: parallelism comes from the tasks
-  starpu_pause();               // idle until a factorisation needs the workers (WorkersActive)
   out.reset(new StarpuRuntime());
   out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
   out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
+#ifdef STARFRONT_HAVE_CUDA
+  // One cuBLAS and one cuSOLVER handle per CUDA worker, on its stream (the
+  // CUDA codelets); initialised on the workers, so before the pause.
+  if (out->ncuda_ > 0) {
+    starpu_cublas_init();
+    starpu_cusolver_init();
+  }
+#endif
+  set_tiles_cuda_only(opts.tiles_on_cuda_only);
+  starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = opts.sched;
   if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
     const int found = out->ncuda_;
@@ -124,6 +142,13 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 
 StarpuRuntime::~StarpuRuntime() {
   if (starpu_is_paused()) starpu_resume();
+  set_tiles_cuda_only(false);
+#ifdef STARFRONT_HAVE_CUDA
+  if (ncuda_ > 0) {
+    starpu_cusolver_shutdown();
+    starpu_cublas_shutdown();
+  }
+#endif
   starpu_shutdown();
   g_started = false;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/starpu/runtime.hpp"
@@ -124,6 +125,12 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers);
+  // Measurement knob (bench/README.md): STARFRONT_PIN_FACTOR=1 page-locks Lx
+  // for the factorisation when CUDA workers may copy its tiles.
+  const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
+  const bool pinned = pin_env && std::string(pin_env) == "1" && starpu_cuda_worker_get_count() > 0 &&
+                      !run->F.Lx.empty() &&
+                      starpu_memory_pin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double)) == 0;
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx);
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
@@ -196,6 +203,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
+  if (pinned) starpu_memory_unpin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double));
   F = std::move(run->F);
   if (stats) {
     stats->tasks = submitted;

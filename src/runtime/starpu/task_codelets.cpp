@@ -8,6 +8,10 @@
 #include <mutex>
 #include <vector>
 
+#ifdef STARFRONT_HAVE_CUDA
+#include "cuda/task_kernels_cuda.hpp"
+#endif
+
 namespace starfront {
 namespace {
 
@@ -23,11 +27,15 @@ void graph_task_cpu(void* buffers[], void* cl_arg) {
   run_task_cpu(*a->graph, a->task, ptrs.data(), *a->ctx);
 }
 
-/// Cost model (microseconds on one CPU core) from the task's flop count:
-/// the same estimate as the plan's critical path (estimate_seconds).
-double graph_task_cost(struct starpu_task* task, unsigned /*nimpl*/) {
+/// Cost model (microseconds) from the task's flop count. On a CPU worker:
+/// the same estimate as the plan's critical path (estimate_seconds). On a
+/// CUDA worker (tile kinds only): estimate_seconds_cuda.
+double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* arch, unsigned /*nimpl*/) {
   const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
-  return 1e6 * estimate_seconds(a->graph->tasks[a->task]);
+  const Task& t = a->graph->tasks[a->task];
+  if (arch && arch->ndevices > 0 && arch->devices[0].type == STARPU_CUDA_WORKER)
+    return 1e6 * estimate_seconds_cuda(t);
+  return 1e6 * estimate_seconds(t);
 }
 
 struct Codelets;
@@ -41,8 +49,8 @@ struct Codelets {
     for (int k = 0; k < kTaskKinds; ++k) {
       const char* name = task_kind_name(static_cast<TaskKind>(k));
       symbols[k] = std::string("starfront_") + name;
-      models[k].type = STARPU_COMMON;
-      models[k].cost_function = graph_task_cost;
+      models[k].type = STARPU_PER_ARCH;
+      models[k].arch_cost_function = graph_task_cost;
       models[k].symbol = symbols[k].c_str();
       struct starpu_codelet& cl = codelets[k];
       cl.where = STARPU_CPU;
@@ -51,6 +59,13 @@ struct Codelets {
       cl.nbuffers = STARPU_VARIABLE_NBUFFERS;
       cl.model = &models[k];
       cl.name = name;
+#ifdef STARFRONT_HAVE_CUDA
+      if (has_cuda_impl(static_cast<TaskKind>(k))) {
+        cl.where |= STARPU_CUDA;
+        cl.cuda_funcs[0] = graph_task_cuda;
+        cl.cuda_flags[0] = STARPU_CUDA_ASYNC;
+      }
+#endif
     }
   }
 };
@@ -68,6 +83,51 @@ void graph_task_done(void* args) {
   const std::lock_guard<std::mutex> lock(a->progress->mutex);
   ++a->progress->done_count;
   a->progress->cv.notify_all();
+}
+
+double estimate_seconds_cuda(const Task& t) {
+  switch (t.kind) {
+    case TaskKind::potrf: return 50e-6 + t.flops / 2e12;
+    case TaskKind::trsm:
+    case TaskKind::syrk:
+    case TaskKind::gemm: return 10e-6 + t.flops / 10e12;
+    default: return 1e3;  // no CUDA implementation: never chosen
+  }
+}
+
+bool cuda_codelets_built() {
+#ifdef STARFRONT_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+long long cuda_task_executions(TaskKind k) {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_kernel_executions(k);
+#else
+  (void)k;
+  return 0;
+#endif
+}
+
+long long cuda_potrf_fallbacks() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_potrf_failures();
+#else
+  return 0;
+#endif
+}
+
+void set_tiles_cuda_only(bool on) {
+#ifdef STARFRONT_HAVE_CUDA
+  for (int k = 0; k < kTaskKinds; ++k)
+    if (has_cuda_impl(static_cast<TaskKind>(k)))
+      all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
+#else
+  (void)on;
+#endif
 }
 
 struct starpu_codelet* task_codelet(TaskKind k) {

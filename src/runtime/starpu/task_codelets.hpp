@@ -1,7 +1,11 @@
 // The StarPU codelets of the task graph: one per task kind (so that each kind
 // has its own name and performance model in traces and schedulers), all
-// running run_task_cpu on the CPU. A variable number of buffers: the task's
-// accesses in order.
+// running run_task_cpu on the CPU; with STARFRONT_HAVE_CUDA the tile kinds
+// (potrf, trsm, syrk, gemm) also have a CUDA implementation
+// (codelets/cuda, STARPU_CUDA_ASYNC). A variable number of buffers: the
+// task's accesses in order. Performance model: STARPU_PER_ARCH from the
+// task's flops (estimate_seconds on CPUs, estimate_seconds_cuda on GPUs), so
+// that dmda/dmdas can place tiles.
 #pragma once
 
 #include <starpu.h>
@@ -43,6 +47,27 @@ void graph_task_done(void* args);
 
 /// The codelet of task kind k.
 struct starpu_codelet* task_codelet(TaskKind k);
+
+/// Estimated seconds of a task on one CUDA worker (H200-class GPU): potrf
+/// 50 µs (launch plus the stream synchronisation of its pivot test) plus
+/// flops at 2 TFLOP/s; trsm/syrk/gemm 10 µs plus flops at 10 TFLOP/s (fp64
+/// cuBLAS on tiles of 256 to 1024; DESIGN.md's measured dense figures).
+/// Kinds without a CUDA implementation: 1000 s (never placed there).
+double estimate_seconds_cuda(const Task& t);
+
+/// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
+bool cuda_codelets_built();
+/// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
+long long cuda_task_executions(TaskKind k);
+/// GPU potrf tiles that failed the pivot test and were recomputed on the
+/// host for the error report (0 without CUDA).
+long long cuda_potrf_fallbacks();
+
+/// Where the tile kinds with a CUDA implementation may run: CUDA workers
+/// only (true), or CPU and CUDA workers (false, the default). Without the
+/// CUDA codelets: no effect. Call only while no task is in flight
+/// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).
+void set_tiles_cuda_only(bool on);
 
 /// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
 /// definition: works around StarPU reading a fixed 8-entry array). Call

@@ -1,0 +1,91 @@
+// Helpers shared by the benchmark programs (factor_bench, gpu_bench):
+// inputs by name, the median, and CHOLMOD's supernodal factorisation timed
+// on the same matrix. Header-only; benchmarks only (never the library).
+#pragma once
+
+#include <cholmod.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu/blas.hpp"
+#include "io/matrix_market.hpp"
+#include "solve/solve.hpp"
+#include "sparse/generators.hpp"
+
+namespace starfront::bench {
+
+/// Median of v (the upper one for an even count); v non-empty.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N (generated).
+inline Status load(const std::string& in, CscMatrix& A) {
+  if (in.rfind("lap3d:", 0) == 0) {
+    const int N = std::atoi(in.c_str() + 6);
+    const char* c = std::strchr(in.c_str() + 6, ':');
+    return laplace3d(N, c ? std::atoi(c + 1) : 7, A);
+  }
+  if (in.rfind("lap2d:", 0) == 0) return laplace2d(std::atoi(in.c_str() + 6), A);
+  return read_matrix_market(in, A);
+}
+
+struct CholmodRun {
+  double seconds = 0, lnz = 0, fl = 0, berr = 0;
+};
+
+/// CHOLMOD supernodal: analyse (default ordering, or `perm` as given), then
+/// `repeat` factorisations after a warm-up; backward error of A x = A*1.
+inline CholmodRun run_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm, int repeat, int threads) {
+  // CHOLMOD parallelises through OpenBLAS: give it as many threads as
+  // starfront has workers (starfront's runtime set one BLAS thread per
+  // worker; its workers are paused now).
+  openblas_set_num_threads(threads);
+  cholmod_common c;
+  cholmod_start(&c);
+  c.supernodal = CHOLMOD_SUPERNODAL;
+  cholmod_sparse* S = cholmod_allocate_sparse(A.n, A.n, A.nnz(), 1, 1, -1, CHOLMOD_REAL, &c);
+  for (idx_t j = 0; j <= A.n; ++j) static_cast<int*>(S->p)[j] = static_cast<int>(A.colptr[j]);
+  for (idx_t k = 0; k < A.nnz(); ++k) {
+    static_cast<int*>(S->i)[k] = static_cast<int>(A.rowind[k]);
+    static_cast<double*>(S->x)[k] = A.values[k];
+  }
+  std::vector<int> p;
+  if (perm) {
+    p.assign(perm->begin(), perm->end());
+    c.nmethods = 1;
+    c.method[0].ordering = CHOLMOD_GIVEN;
+  }
+  cholmod_factor* L = cholmod_analyze_p(S, perm ? p.data() : nullptr, nullptr, 0, &c);
+  CholmodRun r;
+  r.lnz = c.lnz;
+  r.fl = c.fl;
+  std::vector<double> t;
+  for (int k = 0; k <= repeat; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cholmod_factorize(S, L, &c);
+    if (k > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  r.seconds = median(t);
+  std::vector<double> ones(A.n, 1.0), b(A.n);
+  symmetric_matvec(A, ones.data(), b.data());
+  cholmod_dense* B = cholmod_zeros(A.n, 1, CHOLMOD_REAL, &c);
+  std::copy(b.begin(), b.end(), static_cast<double*>(B->x));
+  cholmod_dense* X = cholmod_solve(CHOLMOD_A, L, B, &c);
+  r.berr = backward_error(A, static_cast<double*>(X->x), b.data());
+  cholmod_free_dense(&X, &c);
+  cholmod_free_dense(&B, &c);
+  cholmod_free_factor(&L, &c);
+  cholmod_free_sparse(&S, &c);
+  cholmod_finish(&c);
+  openblas_set_num_threads(1);
+  return r;
+}
+
+}  // namespace starfront::bench

@@ -1,0 +1,313 @@
+// gpu_bench: starfront on one GPU plus CPU cores against starfront on the
+// CPU cores alone, CHOLMOD on the same cores (starfront's permutation), the
+// dense cuSOLVER DPOTRF at the order of the largest front (the ceiling of one
+// front on the GPU) and cuSOLVER's sparse Cholesky (cusolverSp csrchol on
+// P·A·Pᵀ with starfront's permutation, factor time only: the GPU sparse
+// baseline). One process, one analysis per input (the same task graph for
+// both starfront runs). Median of --repeat timings after one warm-up; times
+// in seconds, rates in TFLOP/s from starfront's exact flop count (CHOLMOD's
+// convention: Σ c_j² over the columns of L); ratios are baseline / starfront
+// GPU (> 1: the GPU run is faster). CHOLMOD is timed once after a warm-up
+// (it is the slowest); skipped baselines read 0.
+// Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
+//                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
+//                  [--no-cholmod] INPUT...
+//   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
+//   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
+//   Environment: STARFRONT_PIN_FACTOR=1 page-locks the factor during a
+//   factorisation with CUDA workers (starpu_executor.cpp).
+//   --ncpu N: CPU cores in all (default: all); the GPU run uses N-1 CPU
+//   workers and one CUDA worker (StarPU drives the GPU from one core), the
+//   CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <cusolverSp.h>
+#include <cusolverSp_LOWLEVEL_PREVIEW.h>
+#include <cusparse.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "api/solver.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/task_codelets.hpp"
+
+#include "bench_common.hpp"
+
+using namespace starfront;
+using namespace starfront::bench;
+
+namespace {
+
+#define CUDA_CHECK(x)                                                                          \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "gpu_bench: %s: %s\n", #x, cudaGetErrorString(e_));                 \
+      return -1.0;                                                                             \
+    }                                                                                          \
+  } while (0)
+#define STATUS_CHECK(x, ok)                                                                    \
+  do {                                                                                         \
+    auto s_ = (x);                                                                             \
+    if (s_ != (ok)) {                                                                          \
+      std::fprintf(stderr, "gpu_bench: %s: status %d\n", #x, static_cast<int>(s_));            \
+      return -1.0;                                                                             \
+    }                                                                                          \
+  } while (0)
+
+/// Median seconds of cuSOLVER DPOTRF (lower) on an n×n SPD matrix already on
+/// the GPU (restored from a copy before each run, untimed); -1 on failure.
+double dense_potrf_seconds(int n, int repeat) {
+  if (n <= 0) return 0.0;
+  const std::size_t nn = static_cast<std::size_t>(n) * n;
+  std::vector<double> h(nn);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) h[i + static_cast<std::size_t>(j) * n] = h[j + static_cast<std::size_t>(i) * n] = i == j ? n : u(rng);
+  double *dA = nullptr, *d0 = nullptr, *work = nullptr;
+  int* info = nullptr;
+  CUDA_CHECK(cudaMalloc(&dA, nn * sizeof(double)));
+  CUDA_CHECK(cudaMalloc(&d0, nn * sizeof(double)));
+  CUDA_CHECK(cudaMalloc(&info, sizeof(int)));
+  CUDA_CHECK(cudaMemcpy(d0, h.data(), nn * sizeof(double), cudaMemcpyHostToDevice));
+  cusolverDnHandle_t hs;
+  STATUS_CHECK(cusolverDnCreate(&hs), CUSOLVER_STATUS_SUCCESS);
+  int lwork = 0;
+  STATUS_CHECK(cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, n, d0, n, &lwork), CUSOLVER_STATUS_SUCCESS);
+  CUDA_CHECK(cudaMalloc(&work, sizeof(double) * std::max(lwork, 1)));
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<double> t;
+  for (int k = 0; k <= repeat; ++k) {
+    CUDA_CHECK(cudaMemcpy(dA, d0, nn * sizeof(double), cudaMemcpyDeviceToDevice));
+    cudaEventRecord(e0);
+    STATUS_CHECK(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, n, dA, n, work, lwork, info), CUSOLVER_STATUS_SUCCESS);
+    cudaEventRecord(e1);
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (k > 0) t.push_back(ms * 1e-3);
+  }
+  int hinfo = 0;
+  CUDA_CHECK(cudaMemcpy(&hinfo, info, sizeof(int), cudaMemcpyDeviceToHost));
+  cusolverDnDestroy(hs);
+  cudaFree(dA), cudaFree(d0), cudaFree(work), cudaFree(info);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  if (hinfo != 0) {
+    std::fprintf(stderr, "gpu_bench: dense potrf info %d\n", hinfo);
+    return -1.0;
+  }
+  return median(t);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+/// Median seconds of cusolverSp's csrchol factorisation (cusolverSpDcsrcholFactor,
+/// after its analysis and buffer query, untimed) of P·A·Pᵀ, both triangles in
+/// CSR, perm[k] = original index of row k; -1 on failure.
+double cusolversp_seconds(const CscMatrix& A, const std::vector<idx_t>& perm, int repeat) {
+  const idx_t n = A.n;
+  std::vector<idx_t> inv(n);
+  for (idx_t k = 0; k < n; ++k) inv[perm[k]] = k;
+  // Full symmetric pattern of B = P A Pᵀ in CSR (rows sorted).
+  std::vector<std::vector<std::pair<int, double>>> rows(n);
+  for (idx_t j = 0; j < n; ++j)
+    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
+      const idx_t i = A.rowind[p];
+      const int pi = static_cast<int>(inv[i]), pj = static_cast<int>(inv[j]);
+      rows[pi].push_back({pj, A.values[p]});
+      if (i != j) rows[pj].push_back({pi, A.values[p]});
+    }
+  std::vector<int> rp(n + 1, 0), ci;
+  std::vector<double> v;
+  for (idx_t r = 0; r < n; ++r) {
+    std::sort(rows[r].begin(), rows[r].end());
+    for (auto& e : rows[r]) ci.push_back(e.first), v.push_back(e.second);
+    rp[r + 1] = static_cast<int>(ci.size());
+  }
+  const int nnz = static_cast<int>(ci.size());
+  int *drp = nullptr, *dci = nullptr;
+  double* dv = nullptr;
+  void* buf = nullptr;
+  CUDA_CHECK(cudaMalloc(&drp, sizeof(int) * (n + 1)));
+  CUDA_CHECK(cudaMalloc(&dci, sizeof(int) * nnz));
+  CUDA_CHECK(cudaMalloc(&dv, sizeof(double) * nnz));
+  CUDA_CHECK(cudaMemcpy(drp, rp.data(), sizeof(int) * (n + 1), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dci, ci.data(), sizeof(int) * nnz, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dv, v.data(), sizeof(double) * nnz, cudaMemcpyHostToDevice));
+  cusolverSpHandle_t h;
+  STATUS_CHECK(cusolverSpCreate(&h), CUSOLVER_STATUS_SUCCESS);
+  cusparseMatDescr_t d;
+  STATUS_CHECK(cusparseCreateMatDescr(&d), CUSPARSE_STATUS_SUCCESS);
+  cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL);
+  cusparseSetMatIndexBase(d, CUSPARSE_INDEX_BASE_ZERO);
+  csrcholInfo_t info;
+  STATUS_CHECK(cusolverSpCreateCsrcholInfo(&info), CUSOLVER_STATUS_SUCCESS);
+  const int in = static_cast<int>(n);
+  STATUS_CHECK(cusolverSpXcsrcholAnalysis(h, in, nnz, d, drp, dci, info), CUSOLVER_STATUS_SUCCESS);
+  std::size_t internal = 0, ws = 0;
+  STATUS_CHECK(cusolverSpDcsrcholBufferInfo(h, in, nnz, d, dv, drp, dci, info, &internal, &ws),
+               CUSOLVER_STATUS_SUCCESS);
+  CUDA_CHECK(cudaMalloc(&buf, std::max<std::size_t>(ws, 1)));
+  std::vector<double> t;
+  for (int k = 0; k <= repeat; ++k) {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    STATUS_CHECK(cusolverSpDcsrcholFactor(h, in, nnz, d, dv, drp, dci, info, buf), CUSOLVER_STATUS_SUCCESS);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (k > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  int pos = -1;
+  cusolverSpDcsrcholZeroPivot(h, info, 0.0, &pos);
+  cusolverSpDestroyCsrcholInfo(info);
+  cusparseDestroyMatDescr(d);
+  cusolverSpDestroy(h);
+  cudaFree(drp), cudaFree(dci), cudaFree(dv), cudaFree(buf);
+  if (pos >= 0) {
+    std::fprintf(stderr, "gpu_bench: csrchol zero pivot at %d\n", pos);
+    return -1.0;
+  }
+  return median(t);
+}
+#pragma GCC diagnostic pop
+
+struct Input {
+  std::string name;
+  CscMatrix A;
+  std::unique_ptr<Solver> solver;
+  idx_t max_front = 0;
+  double flops = 0;
+  double t_gpu = 0, t_cpu = 0, t_cholmod = 0, t_dense = 0, t_sp = 0;
+  double berr_gpu = 0, berr_cpu = 0, berr_cholmod = 0;
+  long long gpu_tasks = 0;
+};
+
+/// Factorises `repeat` times after a warm-up on the running StarPU; median
+/// seconds and the backward error of A x = A·1 (negative time on failure).
+double time_starpu(Input& in, int repeat, double& berr) {
+  std::vector<double> t;
+  for (int k = 0; k <= repeat; ++k) {
+    if (Status st = in.solver->factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
+      return -1.0;
+    }
+    if (k > 0) t.push_back(in.solver->stats().factor.seconds);
+  }
+  std::vector<double> ones(in.A.n, 1.0), b(in.A.n);
+  symmetric_matvec(in.A, ones.data(), b.data());
+  std::vector<double> x = b;
+  in.solver->solve(x.data(), 1, std::max<idx_t>(1, in.A.n));
+  berr = backward_error(in.A, x.data(), b.data());
+  return median(t);
+}
+
+long long gpu_tile_tasks() {
+  long long n = 0;
+  for (TaskKind k : {TaskKind::potrf, TaskKind::trsm, TaskKind::syrk, TaskKind::gemm})
+    n += cuda_task_executions(k);
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency());
+  bool sp = true, cholmod = true, cpu = true, cuda_only = false;
+  std::string sched = "dmda";
+  GraphOptions go;
+  std::vector<std::string> names;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
+    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) go.tile_size = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) go.tile_threshold = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
+    else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;
+    else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
+    else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
+    else names.push_back(argv[a]);
+  }
+  if (ncpu < 2) {
+    std::fprintf(stderr, "gpu_bench: --ncpu must be at least 2 (one core drives the GPU)\n");
+    return 2;
+  }
+  std::vector<Input> inputs(names.size());
+  go.workers = ncpu;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    Input& in = inputs[i];
+    in.name = names[i].substr(names[i].find_last_of('/') + 1);
+    if (Status st = load(names[i], in.A); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    in.solver = std::make_unique<Solver>();
+    if (Status st = in.solver->analyse(in.A, AnalysisOptions{}, go); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    const FrontPlan& P = in.solver->plan();
+    for (idx_t s = 0; s < P.nsuper; ++s) in.max_front = std::max(in.max_front, P.front_order(s));
+    in.flops = in.solver->symbolic().flops_exact;
+  }
+  {  // starfront, 1 GPU + ncpu-1 CPU workers
+    std::unique_ptr<StarpuRuntime> rt;
+    RuntimeOptions ro{ncpu - 1, 1, sched};
+    ro.tiles_on_cuda_only = cuda_only;
+    if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    for (Input& in : inputs) {
+      const long long before = gpu_tile_tasks();
+      in.t_gpu = time_starpu(in, repeat, in.berr_gpu);
+      in.gpu_tasks = (gpu_tile_tasks() - before) / (repeat + 1);
+      std::fprintf(stderr, "gpu_bench: %s GPU %.4f s\n", in.name.c_str(), in.t_gpu);
+    }
+  }
+  if (cpu) {  // starfront, ncpu CPU workers
+    std::unique_ptr<StarpuRuntime> rt;
+    if (Status st = StarpuRuntime::start(RuntimeOptions{ncpu, 0, "lws"}, rt); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    for (Input& in : inputs) {
+      in.t_cpu = time_starpu(in, repeat, in.berr_cpu);
+      std::fprintf(stderr, "gpu_bench: %s CPU %.4f s\n", in.name.c_str(), in.t_cpu);
+    }
+  }
+  for (Input& in : inputs) {
+    if (cholmod) {  // one timed run after the warm-up (CHOLMOD is the slowest here)
+      const CholmodRun c = run_cholmod(in.A, &in.solver->symbolic().perm, 1, ncpu);
+      in.t_cholmod = c.seconds;
+      in.berr_cholmod = c.berr;
+    }
+    in.t_dense = dense_potrf_seconds(static_cast<int>(in.max_front), repeat);
+    if (sp) in.t_sp = cusolversp_seconds(in.A, in.solver->symbolic().perm, repeat);
+    std::fprintf(stderr, "gpu_bench: %s baselines done\n", in.name.c_str());
+  }
+  auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
+  const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
+  std::printf("\ngpu_bench: starfront GPU: 1 CUDA worker + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
+              ncpu - 1, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+              pin && std::string(pin) == "1" ? ", factor pinned" : "", ncpu, ncpu, static_cast<long long>(go.tile_size),
+              static_cast<long long>(go.tile_threshold), repeat);
+  std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Input& in : inputs) {
+    const double mf = static_cast<double>(in.max_front);
+    std::printf("| %s | %lld | %.3g | %lld | %.4f | %.2f | %lld | %.4f | %.2f | %.2f | %.4f | %.2f | %.5f | %.2f | %.4f | %.2f | %.1e | %.1e | %.1e |\n",
+                in.name.c_str(), static_cast<long long>(in.A.n), in.flops, static_cast<long long>(in.max_front),
+                in.t_gpu, tf(in.flops, in.t_gpu), in.gpu_tasks, in.t_cpu, tf(in.flops, in.t_cpu),
+                in.t_cpu / in.t_gpu, in.t_cholmod, in.t_cholmod / in.t_gpu, in.t_dense,
+                tf(mf * mf * mf / 3.0, in.t_dense), in.t_sp, in.t_sp / in.t_gpu, in.berr_gpu, in.berr_cpu,
+                in.berr_cholmod);
+  }
+  return 0;
+}

@@ -1,0 +1,253 @@
+#include "cuda/task_kernels_cuda.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <starpu.h>
+#include <starpu_cublas_v2.h>
+#include <starpu_cusolver.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/starpu/task_codelets.hpp"
+
+namespace starfront {
+namespace {
+
+std::array<std::atomic<long long>, kTaskKinds> g_executions{};
+std::atomic<long long> g_potrf_failures{0};
+
+/// Device and pinned host buffers of one CUDA worker (one thread each),
+/// grown on demand and never shrunk; freed when the worker thread ends.
+/// Only potrf uses them, and potrf synchronises its stream before it
+/// returns, so no queued work uses a buffer when it is replaced.
+struct Workspace {
+  double* work = nullptr;     ///< cuSOLVER potrf workspace
+  int work_cap = 0;           ///< doubles
+  double* backup = nullptr;   ///< the tile before potrf (n×n, packed)
+  std::size_t backup_cap = 0; ///< doubles
+  int* dev_info = nullptr;    ///< cuSOLVER's info flag (device)
+  int* host_info = nullptr;   ///< pinned
+  double* host_diag = nullptr;  ///< pinned, the tile's diagonal after potrf
+  std::size_t diag_cap = 0;
+  ~Workspace() {
+    cudaFree(work);
+    cudaFree(backup);
+    cudaFree(dev_info);
+    cudaFreeHost(host_info);
+    cudaFreeHost(host_diag);
+  }
+  /// Ensures room for a tile of order n with a cuSOLVER workspace of lwork doubles.
+  cudaError_t reserve(int n, int lwork) {
+    cudaError_t e = cudaSuccess;
+    if (!dev_info && (e = cudaMalloc(&dev_info, sizeof(int))) != cudaSuccess) return e;
+    if (!host_info && (e = cudaMallocHost(&host_info, sizeof(int))) != cudaSuccess) return e;
+    if (lwork > work_cap) {
+      cudaFree(work);
+      work = nullptr;
+      work_cap = 0;
+      if ((e = cudaMalloc(&work, sizeof(double) * static_cast<std::size_t>(lwork))) != cudaSuccess) return e;
+      work_cap = lwork;
+    }
+    const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    if (nn > backup_cap) {
+      cudaFree(backup);
+      backup = nullptr;
+      backup_cap = 0;
+      if ((e = cudaMalloc(&backup, sizeof(double) * nn)) != cudaSuccess) return e;
+      backup_cap = nn;
+    }
+    if (static_cast<std::size_t>(n) > diag_cap) {
+      cudaFreeHost(host_diag);
+      host_diag = nullptr;
+      diag_cap = 0;
+      if ((e = cudaMallocHost(&host_diag, sizeof(double) * static_cast<std::size_t>(n))) != cudaSuccess)
+        return e;
+      diag_cap = static_cast<std::size_t>(n);
+    }
+    return cudaSuccess;
+  }
+};
+
+/// The calling worker's workspace for its current device (a thread may drive
+/// several GPUs: one workspace per device id).
+Workspace& local_workspace() {
+  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
+  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
+  if (per_device.size() <= dev) per_device.resize(dev + 1);
+  if (!per_device[dev]) per_device[dev] = std::make_unique<Workspace>();
+  return *per_device[dev];
+}
+
+const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
+  return G.blocks[G.accesses[t.acc_begin + a].block];
+}
+
+double* ptr_of(void* buffer) { return reinterpret_cast<double*>(STARPU_MATRIX_GET_PTR(buffer)); }
+
+/// Leading dimension of access a's data on this worker (see graph_task_cuda).
+int ld_of(const Block& b, void* buffer) {
+  return b.offset >= 0 ? static_cast<int>(STARPU_MATRIX_GET_LD(buffer)) : static_cast<int>(b.ld);
+}
+
+std::string where(const TaskGraph& G, const Task& t) { return task_name(G, t); }
+
+bool cuda_ok(cudaError_t e, const char* what, const TaskGraph& G, const Task& t, FactorContext& ctx) {
+  if (e == cudaSuccess) return true;
+  ctx.record_device_error(std::string(what) + ": " + cudaGetErrorString(e) + " in " + where(G, t));
+  return false;
+}
+
+bool cublas_ok(cublasStatus_t e, const char* what, const TaskGraph& G, const Task& t, FactorContext& ctx) {
+  if (e == CUBLAS_STATUS_SUCCESS) return true;
+  ctx.record_device_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(e)) +
+                          " in " + where(G, t));
+  return false;
+}
+
+bool cusolver_ok(cusolverStatus_t e, const char* what, const TaskGraph& G, const Task& t,
+                 FactorContext& ctx) {
+  if (e == CUSOLVER_STATUS_SUCCESS) return true;
+  ctx.record_device_error(std::string(what) + ": cuSOLVER status " +
+                          std::to_string(static_cast<int>(e)) + " in " + where(G, t));
+  return false;
+}
+
+/// Diagonal tile: cuSOLVER DPOTRF, then the same pivot test as the CPU
+/// (check_pivots on the diagonal copied to the host). Synchronises the
+/// worker's stream (the info flag and the diagonal are needed now). A tile
+/// that fails (info > 0 or the relative test) is recomputed on the host from
+/// a copy taken before the factorisation, with the CPU code, so the error
+/// names the same column and pivot as a CPU run.
+void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const Block& b = block_of(G, t, 0);
+  const int n = static_cast<int>(b.rows);
+  if (n == 0) return;
+  double* A = ptr_of(buffers[0]);
+  const int lda = ld_of(b, buffers[0]);
+  const idx_t first = P.symbolic->super_start[t.front] + b.col0;
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  cusolverDnHandle_t h = starpu_cusolverDn_get_local_handle();
+  if (!cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx)) return;
+  int lwork = 0;
+  if (!cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork),
+                   "cusolverDnDpotrf_bufferSize", G, t, ctx))
+    return;
+  Workspace& w = local_workspace();
+  if (!cuda_ok(w.reserve(n, lwork), "cudaMalloc", G, t, ctx)) return;
+  const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(n);
+  if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, A, sizeof(double) * lda, row_bytes, n,
+                                 cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpy2DAsync", G, t, ctx))
+    return;
+  if (!cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, w.work, w.work_cap, w.dev_info),
+                   "cusolverDnDpotrf", G, t, ctx))
+    return;
+  if (!cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), A, sizeof(double) * (lda + 1), sizeof(double),
+                                 n, cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpy2DAsync", G, t, ctx) ||
+      !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
+    return;
+  const int info = *w.host_info;
+  if (info < 0) {
+    ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " +
+                            where(G, t));
+    return;
+  }
+  FrontResult r;
+  // The diagonal is contiguous on the host: leading dimension 0 makes
+  // check_pivots read element j at j·(0 + 1).
+  if (info == 0 && check_pivots(P, first, ctx.values, w.host_diag, 0, n, ctx.pivot_tol, r) < 0) {
+    r.state = FrontResult::State::done;
+    ctx.record(r);
+    return;
+  }
+  ++g_potrf_failures;
+  std::vector<double> D(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  if (!cuda_ok(cudaMemcpy(D.data(), w.backup, sizeof(double) * D.size(), cudaMemcpyDeviceToHost),
+               "cudaMemcpy", G, t, ctx))
+    return;
+  ctx.record(potrf_tile_cpu(P, first, ctx.values, D.data(), n, n, ctx.pivot_tol));
+}
+
+/// This worker's cuBLAS handle (starpu_cublas_init), on this worker's stream; null on failure.
+cublasHandle_t local_cublas(const TaskGraph& G, const Task& t, FactorContext& ctx) {
+  cublasHandle_t h = starpu_cublas_get_local_handle();
+  if (!cublas_ok(cublasSetStream(h, starpu_cuda_get_local_stream()), "cublasSetStream", G, t, ctx))
+    return nullptr;
+  return h;
+}
+
+void trsm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
+  const Block& d = block_of(G, t, 0);
+  const Block& x = block_of(G, t, 1);
+  const double one = 1.0;
+  cublasHandle_t h = local_cublas(G, t, ctx);
+  if (!h) return;
+  cublas_ok(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
+                        static_cast<int>(x.rows), static_cast<int>(x.cols), &one, ptr_of(buffers[0]),
+                        ld_of(d, buffers[0]), ptr_of(buffers[1]), ld_of(x, buffers[1])),
+            "cublasDtrsm", G, t, ctx);
+}
+
+void syrk(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
+  const Block& a = block_of(G, t, 0);
+  const Block& c = block_of(G, t, 1);
+  const double minus_one = -1.0, one = 1.0;
+  cublasHandle_t h = local_cublas(G, t, ctx);
+  if (!h) return;
+  cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(c.rows),
+                        static_cast<int>(a.cols), &minus_one, ptr_of(buffers[0]), ld_of(a, buffers[0]), &one,
+                        ptr_of(buffers[1]), ld_of(c, buffers[1])),
+            "cublasDsyrk", G, t, ctx);
+}
+
+void gemm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
+  const Block& a = block_of(G, t, 0);
+  const Block& b = block_of(G, t, 1);
+  const Block& c = block_of(G, t, 2);
+  const double minus_one = -1.0, one = 1.0;
+  cublasHandle_t h = local_cublas(G, t, ctx);
+  if (!h) return;
+  cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(c.rows), static_cast<int>(c.cols),
+                        static_cast<int>(a.cols), &minus_one, ptr_of(buffers[0]), ld_of(a, buffers[0]),
+                        ptr_of(buffers[1]), ld_of(b, buffers[1]), &one, ptr_of(buffers[2]),
+                        ld_of(c, buffers[2])),
+            "cublasDgemm", G, t, ctx);
+}
+
+}  // namespace
+
+bool has_cuda_impl(TaskKind k) {
+  return k == TaskKind::potrf || k == TaskKind::trsm || k == TaskKind::syrk || k == TaskKind::gemm;
+}
+
+void graph_task_cuda(void* buffers[], void* cl_arg) {
+  const auto* a = static_cast<const GraphTaskArgs*>(cl_arg);
+  const TaskGraph& G = *a->graph;
+  const Task& t = G.tasks[a->task];
+  FactorContext& ctx = *a->ctx;
+  ++g_executions[static_cast<int>(t.kind)];
+  if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  switch (t.kind) {
+    case TaskKind::potrf: potrf(G, t, buffers, ctx); break;
+    case TaskKind::trsm: trsm(G, t, buffers, ctx); break;
+    case TaskKind::syrk: syrk(G, t, buffers, ctx); break;
+    case TaskKind::gemm: gemm(G, t, buffers, ctx); break;
+    default:
+      ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
+      break;
+  }
+}
+
+long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<int>(k)]; }
+long long cuda_potrf_failures() { return g_potrf_failures; }
+
+}  // namespace starfront

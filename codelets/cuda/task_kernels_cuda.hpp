@@ -1,0 +1,32 @@
+// CUDA implementations of the tile task kinds of the task graph (POTRF,
+// TRSM, SYRK, GEMM: cuSOLVER and cuBLAS on StarPU's per-worker stream and
+// handles), as the cuda_funcs of the StarPU codelets (task_codelets.cpp).
+// Built only with STARFRONT_HAVE_CUDA; part of the StarPU library target.
+#pragma once
+
+#include "plan/task_graph.hpp"
+
+namespace starfront {
+
+/// True for the task kinds that have a CUDA implementation (potrf, trsm,
+/// syrk, gemm); the others (subtree, front, assemble, extend_add) run on CPU
+/// workers only and StarPU moves their tiles.
+bool has_cuda_impl(TaskKind k);
+
+/// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
+/// is a GraphTaskArgs*, buffers[a] the task's a-th access, a device pointer.
+/// Layouts: rows, columns and the first column come from G.blocks; the
+/// leading dimension is the buffer's (STARPU_MATRIX_GET_LD) for blocks in Lx
+/// (StarPU packs device copies) and the Block's for contribution-block slots
+/// (one capacity×1 handle, laid out as the occupant says). Queues its work on
+/// starpu_cuda_get_local_stream() (STARPU_CUDA_ASYNC), except potrf, which
+/// synchronises that stream to test its pivots on the host. Failures of CUDA,
+/// cuBLAS or cuSOLVER go to FactorContext::record_device_error.
+void graph_task_cuda(void* buffers[], void* cl_arg);
+
+/// Tasks of kind k run by CUDA workers since the process started.
+long long cuda_kernel_executions(TaskKind k);
+/// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).
+long long cuda_potrf_failures();
+
+}  // namespace starfront
