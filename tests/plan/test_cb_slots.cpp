@@ -13,6 +13,7 @@
 #include <string>
 
 #include "analysis/symbolic.hpp"
+#include "common/problem.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
 #include "plan/cb_slots.hpp"
@@ -27,17 +28,8 @@ namespace {
 using testing::random_spd;
 using testing::rel_diff;
 
-struct Problem {
-  CscMatrix A;
-  SymbolicFactor S;
-  FrontPlan P;
-};
-
-void setup(Problem& pb, const CscMatrix& A) {
-  pb.A = A;
-  ASSERT_TRUE(analyse(pb.A, AnalysisOptions{}, pb.S).ok());
-  ASSERT_TRUE(build_front_plan(pb.A, pb.S, pb.P).ok());
-}
+using testing::Problem;
+using testing::setup;
 
 /// Graph shapes: one task per front; small tiles with fused subtrees; small tiles, no fusion.
 std::vector<GraphOptions> shapes() {

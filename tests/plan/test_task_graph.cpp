@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "analysis/symbolic.hpp"
+#include "common/problem.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
 #include "plan/task_graph.hpp"
@@ -22,17 +23,8 @@ namespace {
 
 using testing::random_spd;
 
-struct Problem {
-  CscMatrix A;
-  SymbolicFactor S;
-  FrontPlan P;
-};
-
-void setup(Problem& pb, const CscMatrix& A) {
-  pb.A = A;
-  ASSERT_TRUE(analyse(pb.A, AnalysisOptions{}, pb.S).ok());
-  ASSERT_TRUE(build_front_plan(pb.A, pb.S, pb.P).ok());
-}
+using testing::Problem;
+using testing::setup;
 
 GraphOptions reference() {
   GraphOptions o;

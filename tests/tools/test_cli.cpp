@@ -10,36 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  ///< stdout (stderr goes to a file, returned in err)
-  std::string err;
-};
+using starfront::testing::CliRun;
 
-/// Runs `starfront ARGS`, capturing stdout and stderr. The stderr file is
-/// private to the test process (CTest runs the tests in parallel).
-CliRun run(const std::string& args) {
-  const std::string err_file = std::string(STARFRONT_TEST_TMPDIR) + "/cli_stderr_" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                               "_" + std::to_string(getpid()) + ".txt";
-  const std::string cmd = std::string(STARFRONT_CLI) + " " + args + " 2>" + err_file;
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  {
-    std::ifstream e(err_file);
-    r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-  }
-  std::remove(err_file.c_str());
-  return r;
-}
+/// Runs `starfront ARGS`.
+CliRun run(const std::string& args) { return starfront::testing::run_cli(args); }
 
 std::string data(const std::string& rel) { return std::string(STARFRONT_DATA_DIR) + "/" + rel; }
 

@@ -18,33 +18,17 @@
 #include "trace/task_name_parse.hpp"
 #include "trace/trace_files.hpp"
 
+#include "cli_run.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using starfront::testing::CliRun;
 
-/// Runs `ENV starfront ARGS` through the shell, capturing stdout and stderr.
+/// Runs `ENV starfront ARGS`.
 CliRun run(const std::string& args, const std::string& env = "") {
-  const std::string err_file = std::string(STARFRONT_TEST_TMPDIR) + "/trace_stderr_" +
-                               ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                               "_" + std::to_string(getpid()) + ".txt";
-  const std::string cmd = env + " " + std::string(STARFRONT_CLI) + " " + args + " 2>" + err_file;
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-  std::remove(err_file.c_str());
-  return r;
+  return starfront::testing::run_cli(args, env);
 }
 
 std::string tmp(const std::string& name) { return std::string(STARFRONT_TEST_TMPDIR) + "/" + name; }
