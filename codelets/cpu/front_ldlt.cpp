@@ -111,9 +111,12 @@ Choice choose_pivot(const Panel& A, idx_t p, const std::vector<double>& sc, cons
 /// Quasi-definite rule: 1×1 pivot p, a zero column or a perturbed pivot when tiny.
 Choice choose_natural(const Panel& A, idx_t p, const std::vector<double>& sc, const LdltParams& prm) {
   const double dp = std::fabs(A.at(p, p)), zt = prm.zero_rel * sc[p];
-  if (std::max(dp, col_max(A, p, p).all) <= zt) return {Choice::zero, p, -1, false};
+  const double cmax = col_max(A, p, p).all;
+  if (std::max(dp, cmax) <= zt) return {Choice::zero, p, -1, false};
   if (dp <= zt) return {Choice::perturb, p, -1, false};
-  return {Choice::one, p, -1, false};
+  // Not pivoting, but counted when the threshold test fails: the growth of
+  // L is then not bounded and the inertia not guaranteed (not quasi-definite?).
+  return {Choice::one, p, -1, dp < prm.u * cmax};
 }
 
 /// Eliminates the 1×1 pivot d at p: updates the active fully-summed columns,

@@ -1,6 +1,7 @@
 #include "plan/cb_slots.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -434,7 +435,10 @@ Status parse_slot_policy(const std::string& text, SlotOptions& opts) {
     const std::string num = text.substr(7);
     char* end = nullptr;
     errno = 0;
-    double v = num.empty() ? -1 : std::strtod(num.c_str(), &end);
+    // Decimal digits only (strtod would also take blanks, hex and "inf").
+    const bool decimal = !num.empty() && (std::isdigit(static_cast<unsigned char>(num[0])) || num[0] == '.') &&
+                         num.find_first_of("xXpP \t") == std::string::npos;
+    double v = decimal ? std::strtod(num.c_str(), &end) : -1;
     if (end && *end) {
       const std::string suffix(end);
       if (suffix == "K" || suffix == "k") v *= 1024.0;

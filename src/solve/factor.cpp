@@ -84,6 +84,10 @@ Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& 
   F.below_threshold_pivots = st.totals.below_threshold;
   F.two_by_two_pivots = st.totals.two_by_two;
   F.delayed_pivots = 0;
+  // Guaranteed: no pivot perturbed, and every pivot passed a threshold test
+  // with u >= 0.01 (growth of L bounded by 100), so that the computed
+  // factorisation is that of a nearby matrix (docs/LDLT.md).
+  F.inertia_guaranteed = F.perturbed_pivots == 0 && F.below_threshold_pivots == 0 && st.params.u >= 0.01;
   const std::vector<idx_t>& perm = P.symbolic->perm;
   char buf[400];
   if (st.unsupported_task)

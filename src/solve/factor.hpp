@@ -101,6 +101,9 @@ struct NumericFactor {
   idx_t delayed_pivots = 0;             ///< always 0: delayed pivoting is not implemented (docs/LDLT.md)
   idx_t below_threshold_pivots = 0;     ///< pivots used although they failed u (growth not bounded)
   idx_t two_by_two_pivots = 0;          ///< 2×2 pivot blocks
+  /// LDLᵀ: no perturbed pivot, no pivot below the threshold (quasi-definite
+  /// mode: |d| >= u·max|column|), and u >= 0.01; LLᵀ success: always.
+  bool inertia_guaranteed = true;
   bool is_ldlt() const { return method == FactorMethod::ldlt || method == FactorMethod::quasi_definite; }
 };
 

@@ -1,6 +1,7 @@
 #include "solve/refine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace starfront {
@@ -38,8 +39,18 @@ Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_
     out.steps = std::max(out.steps, steps);
     out.backward_error = std::max(out.backward_error, be);
   }
-  for (idx_t c = 0; c < nrhs; ++c) std::copy(X.begin() + c * n, X.begin() + (c + 1) * n, B + c * ldb);
   if (info) *info = out;
+  if (info && !(out.backward_error <= kMaxBackwardError)) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "inaccurate solution: backward error %.3g after %d refinement step(s), above %.2g: "
+                  "the factorisation is unstable for this matrix (quasi-definite mode on a matrix "
+                  "that is not quasi-definite, or an LDLT threshold too small?); the right-hand "
+                  "side is left unchanged",
+                  out.backward_error, out.steps, kMaxBackwardError);
+    return Status::error(StatusCode::runtime_error, buf);
+  }
+  for (idx_t c = 0; c < nrhs; ++c) std::copy(X.begin() + c * n, X.begin() + (c + 1) * n, B + c * ldb);
   return Status::success();
 }
 

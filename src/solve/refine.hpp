@@ -16,13 +16,22 @@ struct RefineInfo {
 /// Target backward error at which refinement stops.
 constexpr double kRefineTarget = 1e-15;
 
+/// Largest backward error a solve may return with success. A backward-stable
+/// factorisation gives about 1e-16 whatever the conditioning; more than
+/// √ε ≈ 1.5e-8 after refinement means an unstable factorisation (e.g.
+/// quasi-definite mode on a matrix that is not quasi-definite).
+constexpr double kMaxBackwardError = 1.4901161193847656e-08;
+
 /// Overwrites B (n×nrhs, column-major, leading dimension ldb, original
 /// numbering) with A⁻¹B: solve_in_place, then for each right-hand side up to
 /// max_steps refinement steps, stopping when its backward error is <= 1e-15
 /// or stagnates (a step that does not halve it; a step that makes it worse is
 /// undone). A is the matrix F factorises (lower CSC, original numbering).
 /// max_steps = 0 is a plain solve (the backward error is still computed when
-/// info is not null). Errors: those of solve_in_place (B unchanged).
+/// info is not null). Errors: those of solve_in_place (B unchanged);
+/// runtime_error when info is not null and the final backward error exceeds
+/// kMaxBackwardError or is not finite (B unchanged: an inaccurate solution is
+/// never returned as a success; info still says what was reached).
 Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
                      int max_steps, RefineInfo* info = nullptr);
 

@@ -14,6 +14,7 @@
 #include "ldlt/ldlt_test_util.hpp"
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "solve/refine.hpp"
 #include "solve/solve.hpp"
 
 namespace starfront {
@@ -353,6 +354,42 @@ TEST(LdltSolver, OverflowIsAnErrorNeverASuccess) {
       EXPECT_FALSE(s.solve(x.data(), 1, 3).ok());
     }
   }
+}
+
+/// Quasi-definite mode (no pivoting) on matrices that are not
+/// quasi-definite: the unstable pivots are counted (inertia not guaranteed),
+/// and a solve whose backward error stays above √ε after refinement is an
+/// error that leaves b unchanged, never a success with a wrong answer.
+TEST(LdltSolver, UnstableQuasiDefiniteIsNeverASuccessWithAWrongAnswer) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const CscMatrix A = random_indefinite(300, 0.02, IndefKind::tiny_diagonal, seed);
+    Solver s;
+    ASSERT_TRUE(s.analyse(A, AnalysisOptions{}).ok());
+    FactorOptions o = ldlt_options(FactorMethod::quasi_definite);
+    o.perturbation = 1e-30;
+    const Status st = s.factorize(A, o, Executor::sequential);
+    if (!st.ok()) continue;  // an error is fine; a success must be honest
+    EXPECT_FALSE(s.factor().inertia_guaranteed) << "seed " << seed;
+    EXPECT_GT(s.factor().below_threshold_pivots, 0) << "seed " << seed;
+    const std::vector<double> b = random_vector(A.n, seed + 7);
+    std::vector<double> x = b;
+    const Status ss = s.solve(x.data(), 1, A.n);
+    if (ss.ok()) {
+      EXPECT_LE(backward_error(A, x.data(), b.data()), kMaxBackwardError) << "seed " << seed;
+    } else {
+      EXPECT_EQ(ss.code, StatusCode::runtime_error);
+      EXPECT_NE(ss.message.find("inaccurate solution"), std::string::npos) << ss.message;
+      EXPECT_EQ(x, b) << "a refused solve must leave b unchanged";
+    }
+  }
+  // The default LDLᵀ on the same matrix: the right inertia.
+  const CscMatrix A = random_indefinite(300, 0.02, IndefKind::tiny_diagonal, 1);
+  Solver s;
+  ASSERT_TRUE(s.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(s.factorize(A, ldlt_options(FactorMethod::ldlt), Executor::sequential).ok());
+  EXPECT_EQ(s.factor().inertia_guaranteed,
+            s.factor().perturbed_pivots == 0 && s.factor().below_threshold_pivots == 0);
+  EXPECT_EQ(inertia_of(eigenvalues(to_dense(A), A.n)).positive, s.factor().inertia.positive);
 }
 
 TEST(LdltSolver, RefinementRecoversPerturbedPivots) {

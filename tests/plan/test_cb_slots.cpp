@@ -289,7 +289,8 @@ TEST(SlotPlan, ParsePolicy) {
   EXPECT_EQ(so.budget_bytes, 1.5 * 1048576);
   ASSERT_TRUE(parse_slot_policy("budget:4096", so).ok());
   EXPECT_EQ(so.budget_bytes, 4096);
-  for (const char* bad : {"", "Dag", "budget:", "budget:-1", "budget:12X", "budget:nan", "budget:1e999"}) {
+  for (const char* bad : {"", "Dag", "budget:", "budget:-1", "budget:12X", "budget:nan", "budget:1e999",
+                          "budget:0x10", "budget: 5", "budget:5 ", "budget:inf"}) {
     SlotOptions keep;
     keep.policy = SlotPolicy::budget_min;
     const Status st = parse_slot_policy(bad, keep);

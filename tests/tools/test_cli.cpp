@@ -124,7 +124,7 @@ TEST(Cli, LdltMethodsReportInertia) {
     EXPECT_EQ(j["inertia"]["negative"], 20200) << m;
     EXPECT_EQ(j["inertia"]["zero"], 0) << m;
     EXPECT_EQ(j["delayed_pivots"], 0);
-    EXPECT_EQ(j["inertia_guaranteed"], j["perturbed_pivots"] == 0);
+    EXPECT_EQ(j["inertia_guaranteed"], j["perturbed_pivots"] == 0 && j["below_threshold_pivots"] == 0);
     EXPECT_LE(j["refine_steps"].get<int>(), 2);
     EXPECT_LE(j["backward_error"].get<double>(), 1e-12);
   }
@@ -190,6 +190,8 @@ TEST(Cli, SlotPoliciesMemoryReportAndChecker) {
   // A bad watchdog value is a usage error; a generous one changes nothing.
   EXPECT_EQ(run("solve " + f + " --watchdog -1").exit_code, 2);
   EXPECT_EQ(run("solve " + f + " --watchdog 60").exit_code, 0);
+  EXPECT_EQ(run("solve " + f + " --watchdog 1e300").exit_code, 0);  // "never": no overflow
+  EXPECT_EQ(run("plan " + f + " --check-slots 1000000000").exit_code, 2);  // bounded request
   // The checker, through `plan`.
   for (const char* pol : {"dag", "budget-min"}) {
     const CliRun p = run("plan " + data("spd/activsg2000_hykkt_10.mtx") + " --no-fuse --slots " + pol +

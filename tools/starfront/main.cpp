@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   plan->add_option("--check-slots", check_slots,
                    "replay N random execution orders and check that no contribution-block slot "
                    "is overwritten while its block is still to be read (exit 1 on a violation)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(static_cast<starfront::idx_t>(0), static_cast<starfront::idx_t>(100000000)));
   add_graph_options(plan, pa);
 
   std::string gen_kind, gen_out = "-";

@@ -53,6 +53,7 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
               mb(me.cb_lower_bound), mb(me.cb_private), mb(me.cb_level_stack),
               mb(me.subtree_workspace));
   if (check_orders > 0) {
+    std::fflush(stdout);  // the plan first: the check may take a while
     const SlotCheckResult c = check_slots(G, check_orders, 20261130);
     std::printf("  slot check: %lld random execution orders, %lld with a violation%s%s\n",
                 static_cast<long long>(c.orders), static_cast<long long>(c.violations),

@@ -90,7 +90,8 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
   r.j["perturbed_pivots"] = F.perturbed_pivots;
   r.j["delayed_pivots"] = F.delayed_pivots;
   r.j["two_by_two_pivots"] = F.two_by_two_pivots;
-  r.j["inertia_guaranteed"] = F.perturbed_pivots == 0;
+  r.j["inertia_guaranteed"] = F.inertia_guaranteed;
+  r.j["below_threshold_pivots"] = F.below_threshold_pivots;
 }
 
 /// The pipeline; fills r.j as far as it gets and returns the first error.
@@ -232,7 +233,7 @@ void print_human(const nlohmann::json& j) {
     std::cout << "  method " << j["method"].get<std::string>() << ", inertia ("
               << j["inertia"]["positive"] << ", " << j["inertia"]["negative"] << ", "
               << j["inertia"]["zero"] << ")"
-              << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed pivots)")
+              << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed or below-threshold pivots)")
               << ", perturbed pivots " << j["perturbed_pivots"] << ", delayed pivots "
               << j["delayed_pivots"] << ", 2x2 pivots " << j["two_by_two_pivots"] << "\n";
   if (!j["backward_error"].is_null())
@@ -332,7 +333,8 @@ static int report(const SolveArgs& args, Report& r) {
                         "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
                         "critical_path_est_s", "mean_task_s", "min_pivot_ratio", "memory",
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
-                        "two_by_two_pivots", "inertia_guaranteed", "refine_steps"})
+                        "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
+                        "refine_steps"})
     r.j[k] = nullptr;
   r.j["method_requested"] = args.method;
   r.status = run(args, r);

@@ -86,6 +86,15 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     return Status::error(StatusCode::runtime_error,
                          "tracing needs StarPU built with FxT (configure --with-fxt); this one is not");
 #endif
+    // StarPU builds the raw file name in a 1024-byte buffer (prefix + "/" +
+    // "prof_file_<user>_<rank>"): a longer folder name would be cut and the
+    // trace written elsewhere.
+    const std::string absolute = std::filesystem::absolute(opts.trace_dir).string();
+    if (absolute.size() > 900)
+      return Status::error(StatusCode::invalid_argument,
+                           "trace folder path too long (" + std::to_string(absolute.size()) +
+                               " characters; StarPU's trace file names are limited to 1023): '" +
+                               opts.trace_dir.substr(0, 80) + "...'");
     std::error_code ec;
     std::filesystem::create_directories(opts.trace_dir, ec);
     if (ec || !std::filesystem::is_directory(opts.trace_dir))

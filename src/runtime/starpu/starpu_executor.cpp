@@ -73,7 +73,10 @@ bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
     p.cv.wait(lock, [&] { return p.done_count >= total; });
     return true;
   }
-  const auto limit = std::chrono::duration<double>(watchdog);
+  // Capped at 1e9 s (31 years): a larger value would overflow the clock's
+  // 64-bit nanosecond count (about 9.2e9 s) and fire at once.
+  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(std::min(watchdog, 1e9)));
   while (p.done_count < total) {
     const idx_t before = p.done_count;
     if (!p.cv.wait_for(lock, limit, [&] { return p.done_count != before; })) return false;
