@@ -3,10 +3,12 @@
 // index and the same launch windows, gives bit for bit what the CPU kernels
 // give, task by task over a whole factorisation of tiled graphs (small tiles,
 // windows of 2 so that every chunking path runs); the fingerprint tells
-// graphs apart. Runs everywhere (no GPU needed).
+// graphs apart; the StarPU executor attaches the index buffers and reuses
+// the index across factorisations. Runs everywhere (no GPU needed).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "common/random_matrices.hpp"
 #include "cpu/task_kernels.hpp"
 #include "cuda/assembly_index.hpp"
+#include "runtime/starpu/gpu_assembly_cache.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "solve/solve.hpp"
 #include "sparse/generators.hpp"
 
 namespace starfront {
@@ -149,6 +154,46 @@ TEST(GpuAssemblyIndex, FingerprintSeparatesGraphs) {
   GpuAssemblyIndex X;
   ASSERT_TRUE(build_gpu_assembly_index(sa.graph(), X).ok());
   EXPECT_EQ(X.fingerprint, gpu_assembly_fingerprint(sa.graph()));
+}
+
+/// The executor's side of GPU assembly, on CPU workers (testing aid on):
+/// the index is registered once per analysis and reused by a
+/// refactorisation with new values, the extra R buffers (A's values, index
+/// arrays) leave the CPU kernels' results unchanged, a new analysis of the
+/// same Solver (same graph address) builds a new index, and shutting StarPU
+/// down releases the cache.
+TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
+  std::unique_ptr<StarpuRuntime> rt;
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
+  set_gpu_assembly_buffers_without_cuda(true);
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(12, 27, A).ok());
+  CscMatrix B = A;  // 2A + I
+  for (idx_t j = 0; j < B.n; ++j)
+    for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+      B.values[p] = 2.0 * B.values[p] + (B.rowind[p] == j ? 1.0 : 0.0);
+  const std::vector<double> b = testing::random_vector(A.n, 4);
+  Solver solver;
+  for (idx_t tile : {16, 24}) {
+    GraphOptions go = small_tiles();
+    go.tile_size = tile;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+    const long long builds0 = gpu_assembly_index_builds();
+    for (const CscMatrix* M : {static_cast<const CscMatrix*>(&A), static_cast<const CscMatrix*>(&B)}) {
+      std::vector<double> ref = b, x = b;
+      ASSERT_TRUE(solver.factorize(*M, FactorOptions{}, Executor::sequential).ok());
+      ASSERT_TRUE(solver.solve(ref.data(), 1, A.n).ok());
+      const Status st = solver.factorize(*M, FactorOptions{}, Executor::starpu);
+      ASSERT_TRUE(st.ok()) << st.message;
+      ASSERT_TRUE(solver.solve(x.data(), 1, A.n).ok());
+      EXPECT_LE(testing::rel_diff(x, ref), 1e-12) << "tile " << tile;
+    }
+    EXPECT_EQ(gpu_assembly_index_builds() - builds0, 1) << "tile " << tile;
+  }
+  set_gpu_assembly_buffers_without_cuda(false);
+  rt.reset();  // releases the cache before starpu_shutdown
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
+  rt.reset();
 }
 
 }  // namespace
