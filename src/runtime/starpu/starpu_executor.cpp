@@ -137,7 +137,8 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   bool has_assembly = false;
   for (const Task& t : G.tasks)
     has_assembly = has_assembly || t.kind == TaskKind::assemble || t.kind == TaskKind::extend_add;
-  if (cuda_workers && has_assembly && P.nnz_a > 0) run->gpu = gpu_assembly_data(G);
+  if (cuda_workers && has_assembly && P.nnz_a > 0 && P.nnz_a <= static_cast<idx_t>(UINT32_MAX))
+    run->gpu = gpu_assembly_data(G);  // (StarPU vectors count elements in 32 bits)
   starpu_data_handle_t values_handle = nullptr;
   if (run->gpu)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
