@@ -38,7 +38,10 @@ if(STARFRONT_CUDA AND NOT STARFRONT_CORE_ONLY)
       set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
     endif()
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
+    # C++17 for the .cu files: CMake 3.25 (Debian 12) knows no CUDA20 dialect
+    # flags for nvcc and refuses to generate; the kernels and the headers
+    # they include need nothing newer.
+    set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(STARFRONT_HAVE_CUDA ON)
     message(STATUS "starfront: CUDA codelets ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")

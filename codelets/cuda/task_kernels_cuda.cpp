@@ -7,12 +7,15 @@
 #include <starpu_cublas_v2.h>
 #include <starpu_cusolver.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "cuda/assembly_kernels.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
@@ -223,10 +226,87 @@ void gemm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx
             "cublasDgemm", G, t, ctx);
 }
 
+/// Device pointer of the a-th extra (vector) buffer of a task with n graph accesses.
+template <class T>
+const T* extra_of(void* buffers[], idx_t n, idx_t a) {
+  return reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[n + a]));
+}
+
+/// Tile index of front position pos in tiled front s.
+idx_t tile_of(const TaskGraph& G, idx_t s, idx_t pos) {
+  const idx_t* b = &G.bounds[G.bounds_ptr[s]];
+  return static_cast<idx_t>(std::upper_bound(b, b + G.ntiles(s) + 1, pos) - b) - 1;
+}
+
+/// Block column J of tiled front s: zero its tiles, add A's entries. Extra
+/// buffers after the graph's accesses: A's values, the index entries.
+void assemble(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssemblyIndex& X, FactorContext& ctx) {
+  const Task& t = G.tasks[ti];
+  const idx_t n = t.acc_end - t.acc_begin;
+  const double* values = extra_of<double>(buffers, n, 0);
+  const GpuAssembleEntry* entries = extra_of<GpuAssembleEntry>(buffers, n, 1);
+  const int cols = static_cast<int>(G.bound(t.front, t.j + 1) - G.bound(t.front, t.j));
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  for_each_assemble_window(G, X, ti, kGpuAssemblyWindow, [&](idx_t a0, idx_t a1, idx_t e0, idx_t e1) {
+    if (ctx.failed) return;
+    GpuAssembleLaunch p;
+    p.ntiles = static_cast<int>(a1 - a0);
+    p.cols = cols;
+    p.tile0 = static_cast<int>(a0);
+    for (idx_t a = a0; a < a1; ++a) {
+      const Block& b = block_of(G, t, a);
+      p.tile[a - a0] = ptr_of(buffers[a]);
+      p.ld[a - a0] = ld_of(b, buffers[a]);
+      p.rows[a - a0] = static_cast<int>(b.rows);
+    }
+    p.values = values;
+    p.entries = entries + e0;
+    p.nentries = e1 - e0;
+    cuda_ok(launch_gpu_assemble(p, stream), "assemble kernel launch", G, t, ctx);
+  });
+}
+
+/// Child CB → parent block column J. Extra buffers after the graph's
+/// accesses: the index columns, the child row map.
+void extend_add(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssemblyIndex& X, FactorContext& ctx) {
+  const Task& t = G.tasks[ti];
+  const GpuTaskIndex& x = X.task[ti];
+  const idx_t n = t.acc_end - t.acc_begin, s = t.front;
+  const idx_t ncb = G.cb_ptr[t.child + 1] - G.cb_ptr[t.child];
+  const GpuExtendColumn* columns = extra_of<GpuExtendColumn>(buffers, n, 0);
+  const GpuRowTarget* rowmap = extra_of<GpuRowTarget>(buffers, n, 1);
+  std::vector<idx_t> dst_access(static_cast<std::size_t>(G.ntiles(s)), -1);  // tile row I -> access
+  for (idx_t a = ncb; a < n; ++a) dst_access[static_cast<std::size_t>(tile_of(G, s, block_of(G, t, a).row0))] = a;
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  for_each_extend_add_window(G, X, ti, kGpuAssemblyWindow,
+                             [&](idx_t I0, idx_t I1, idx_t k0, idx_t k1, idx_t c0, idx_t c1) {
+    if (ctx.failed || c1 == c0) return;
+    GpuExtendAddLaunch p;
+    p.dst0 = static_cast<int>(I0);
+    p.ndst = static_cast<int>(I1 - I0);
+    for (idx_t I = I0; I < I1; ++I) {
+      const idx_t a = dst_access[static_cast<std::size_t>(I)];
+      p.dst[I - I0] = a < 0 ? nullptr : ptr_of(buffers[a]);
+      p.dld[I - I0] = a < 0 ? 0 : ld_of(block_of(G, t, a), buffers[a]);
+    }
+    p.src0 = static_cast<int>(k0);
+    for (idx_t k = k0; k < k1; ++k) {
+      const idx_t a = X.aux[x.aux + k];
+      p.src[k - k0] = ptr_of(buffers[a]);
+      p.sld[k - k0] = ld_of(block_of(G, t, a), buffers[a]);
+    }
+    p.columns = columns + c0;
+    p.ncolumns = c1 - c0;
+    p.rowmap = rowmap;
+    cuda_ok(launch_gpu_extend_add(p, stream), "extend_add kernel launch", G, t, ctx);
+  });
+}
+
 }  // namespace
 
 bool has_cuda_impl(TaskKind k) {
-  return k == TaskKind::potrf || k == TaskKind::trsm || k == TaskKind::syrk || k == TaskKind::gemm;
+  return k == TaskKind::potrf || k == TaskKind::trsm || k == TaskKind::syrk || k == TaskKind::gemm ||
+         k == TaskKind::assemble || k == TaskKind::extend_add;
 }
 
 void graph_task_cuda(void* buffers[], void* cl_arg) {
@@ -236,11 +316,27 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   FactorContext& ctx = *a->ctx;
   ++g_executions[static_cast<int>(t.kind)];
   if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  if (ctx.ldlt.active) {  // as run_task_cpu: tiled LDLᵀ is not implemented
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    ctx.ldlt.unsupported_task = true;
+    ctx.failed = true;
+    return;
+  }
   switch (t.kind) {
     case TaskKind::potrf: potrf(G, t, buffers, ctx); break;
     case TaskKind::trsm: trsm(G, t, buffers, ctx); break;
     case TaskKind::syrk: syrk(G, t, buffers, ctx); break;
     case TaskKind::gemm: gemm(G, t, buffers, ctx); break;
+    case TaskKind::assemble:
+    case TaskKind::extend_add:
+      if (!a->gpu) {
+        ctx.record_device_error(std::string("no GPU assembly index for ") + task_name(G, t));
+      } else if (t.kind == TaskKind::assemble) {
+        assemble(G, a->task, buffers, *a->gpu, ctx);
+      } else {
+        extend_add(G, a->task, buffers, *a->gpu, ctx);
+      }
+      break;
     default:
       ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
       break;

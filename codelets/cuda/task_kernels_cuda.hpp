@@ -1,6 +1,7 @@
 // CUDA implementations of the tile task kinds of the task graph (POTRF,
 // TRSM, SYRK, GEMM: cuSOLVER and cuBLAS on StarPU's per-worker stream and
-// handles), as the cuda_funcs of the StarPU codelets (task_codelets.cpp).
+// handles; assemble and extend_add of tiled fronts: assembly_kernels.cu),
+// as the cuda_funcs of the StarPU codelets (task_codelets.cpp).
 // Built only with STARFRONT_HAVE_CUDA; part of the StarPU library target.
 #pragma once
 
@@ -9,8 +10,8 @@
 namespace starfront {
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
-/// syrk, gemm); the others (subtree, front, assemble, extend_add) run on CPU
-/// workers only and StarPU moves their tiles.
+/// syrk, gemm, assemble, extend_add); the others (subtree, front) run on CPU
+/// workers only and StarPU moves their data.
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
@@ -22,6 +23,11 @@ bool has_cuda_impl(TaskKind k);
 /// starpu_cuda_get_local_stream() (STARPU_CUDA_ASYNC), except potrf, which
 /// synchronises that stream to test its pivots on the host. Failures of CUDA,
 /// cuBLAS or cuSOLVER go to FactorContext::record_device_error.
+/// assemble and extend_add need GraphTaskArgs::gpu (the graph's GPU assembly
+/// index) and two extra vector buffers after the task's accesses: assemble
+/// A's values (nnz_a doubles) and the index entries; extend_add the index
+/// columns and row map (gpu_assembly_cache.hpp); they queue their kernels
+/// (assembly_kernels.hpp) on the worker's stream without synchronising.
 void graph_task_cuda(void* buffers[], void* cl_arg);
 
 /// Tasks of kind k run by CUDA workers since the process started.

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cpu/blas.hpp"
+#include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
 #ifdef STARFRONT_HAVE_CUDA
@@ -150,6 +151,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 }
 
 StarpuRuntime::~StarpuRuntime() {
+  release_gpu_assembly_cache();  // its handles must go before starpu_shutdown
   if (starpu_is_paused()) starpu_resume();
   set_tiles_cuda_only(false);
 #ifdef STARFRONT_HAVE_CUDA

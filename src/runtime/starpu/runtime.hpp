@@ -28,9 +28,10 @@ struct RuntimeOptions {
   /// (default): StarPU records nothing, unless the environment explicitly
   /// sets STARPU_FXT_TRACE=1 (then StarPU's own STARPU_FXT_PREFIX rules apply).
   std::string trace_dir;
-  /// Tile tasks (potrf, trsm, syrk, gemm) run on CUDA workers only, never on
-  /// CPU workers (tests of the GPU kernels, measurements); needs ncuda > 0
-  /// and the CUDA codelets (else runtime_error).
+  /// The tasks of tiled fronts (potrf, trsm, syrk, gemm, and their assembly:
+  /// assemble, extend_add) run on CUDA workers only, never on CPU workers
+  /// (tests of the GPU kernels, measurements); needs ncuda > 0 and the CUDA
+  /// codelets (else runtime_error).
   bool tiles_on_cuda_only = false;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
@@ -58,6 +59,9 @@ struct Run {
   TaskProgress progress;
   std::vector<GraphTaskArgs> args;
   std::vector<std::string> names;
+  /// GPU assembly index of the graph (null without CUDA workers or without
+  /// tiled fronts): held until the factorisation ends (or forever, if abandoned).
+  std::shared_ptr<const GpuAssemblyData> gpu;
 };
 
 idx_t completed(TaskProgress& p) {
@@ -125,9 +129,26 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
 
+  // GPU assembly (issue 5): with CUDA workers, assemble and extend_add tasks
+  // also read the graph's assembly index (built and uploaded once per
+  // analysis: gpu_assembly_cache.hpp) and, for assemble, A's values
+  // (registered for this factorisation, read-only), as extra R buffers after
+  // the graph's accesses. These are no blocks of G: the slot planner and the
+  // CPU kernels never see them. Without the index such tasks stay on CPUs.
+  const bool cuda_workers = (cuda_codelets_built() && starpu_cuda_worker_get_count() > 0) ||
+                            gpu_assembly_buffers_without_cuda();
+  bool has_assembly = false;
+  for (const Task& t : G.tasks)
+    has_assembly = has_assembly || t.kind == TaskKind::assemble || t.kind == TaskKind::extend_add;
+  if (cuda_workers && has_assembly && P.nnz_a > 0 && P.nnz_a <= static_cast<idx_t>(UINT32_MAX))
+    run->gpu = gpu_assembly_data(G);  // (StarPU vectors count elements in 32 bits)
+  starpu_data_handle_t values_handle = nullptr;
+  if (run->gpu)
+    starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
+                                static_cast<uint32_t>(P.nnz_a), sizeof(double));
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
-  reserve_codelet_buffers(max_buffers);
+  reserve_codelet_buffers(max_buffers + 2);
   // Measurement knob (bench/README.md): STARFRONT_PIN_FACTOR=1 page-locks Lx
   // for the factorisation when CUDA workers may copy its tiles.
   const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
@@ -144,13 +165,26 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   idx_t submitted = 0;
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
-    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress};
+    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, run->gpu ? &run->gpu->index : nullptr};
     run->names[t] = task_name(G, task);
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
+    const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
+    if (assembly && run->gpu) {
+      if (task.kind == TaskKind::assemble) {
+        descr.push_back({values_handle, STARPU_R});
+        descr.push_back({run->gpu->entries, STARPU_R});
+      } else {
+        descr.push_back({run->gpu->columns, STARPU_R});
+        descr.push_back({run->gpu->rowmap, STARPU_R});
+      }
+    }
+    // Without the index an assembly task must not go to a CUDA worker.
+    const unsigned long long where = assembly && !run->gpu ? STARPU_CPU : task_codelet(task.kind)->where;
     const int ret = starpu_task_insert(
-        task_codelet(task.kind), STARPU_DATA_MODE_ARRAY, descr.data(), static_cast<int>(descr.size()),
+        task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
+        static_cast<int>(descr.size()),
         STARPU_CL_ARGS_NFREE, &run->args[t], sizeof(GraphTaskArgs), STARPU_CALLBACK, graph_task_done,
         STARPU_CALLBACK_ARG_NFREE, &run->args[t], STARPU_PRIORITY, task.priority, STARPU_FLOPS,
         task.flops, STARPU_NAME, run->names[t].c_str(), 0);
@@ -170,6 +204,9 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       }
     }
   }
+  // Unregistered once the tasks reading A's values have run (the copies on
+  // GPUs are dropped; the caller's array is never written).
+  if (values_handle) starpu_data_unregister_submit(values_handle);
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.

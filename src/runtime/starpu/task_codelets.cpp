@@ -29,7 +29,7 @@ void graph_task_cpu(void* buffers[], void* cl_arg) {
 
 /// Cost model (microseconds) from the task's flop count. On a CPU worker:
 /// the same estimate as the plan's critical path (estimate_seconds). On a
-/// CUDA worker (tile kinds only): estimate_seconds_cuda.
+/// CUDA worker (kinds with a CUDA implementation): estimate_seconds_cuda.
 double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* arch, unsigned /*nimpl*/) {
   const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
   const Task& t = a->graph->tasks[a->task];
@@ -91,6 +91,8 @@ double estimate_seconds_cuda(const Task& t) {
     case TaskKind::trsm:
     case TaskKind::syrk:
     case TaskKind::gemm: return 10e-6 + t.flops / 10e12;
+    case TaskKind::assemble:
+    case TaskKind::extend_add: return 15e-6 + t.flops / 2e10;
     default: return 1e3;  // no CUDA implementation: never chosen
   }
 }

@@ -1,9 +1,12 @@
 // The StarPU codelets of the task graph: one per task kind (so that each kind
 // has its own name and performance model in traces and schedulers), all
 // running run_task_cpu on the CPU; with STARFRONT_HAVE_CUDA the tile kinds
-// (potrf, trsm, syrk, gemm) also have a CUDA implementation
-// (codelets/cuda, STARPU_CUDA_ASYNC). A variable number of buffers: the
-// task's accesses in order. Performance model: STARPU_PER_ARCH from the
+// (potrf, trsm, syrk, gemm) and the assembly of tiled fronts (assemble,
+// extend_add) also have a CUDA implementation (codelets/cuda,
+// STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
+// order, then, for assemble and extend_add when CUDA workers exist, two
+// read-only vectors of the GPU assembly index (starpu_executor.cpp; the CPU
+// implementation never looks past the task's accesses). Performance model: STARPU_PER_ARCH from the
 // task's flops (estimate_seconds on CPUs, estimate_seconds_cuda on GPUs), so
 // that dmda/dmdas can place tiles.
 #pragma once
@@ -19,6 +22,8 @@
 #include "cpu/task_kernels.hpp"
 
 namespace starfront {
+
+struct GpuAssemblyIndex;  // codelets/cuda/assembly_index.hpp
 
 /// Progress of one factorisation's tasks, for the executor's watchdog.
 struct TaskProgress {
@@ -39,6 +44,9 @@ struct GraphTaskArgs {
   idx_t task;
   FactorContext* ctx;
   TaskProgress* progress;
+  /// The graph's GPU assembly index (codelets/cuda/assembly_index.hpp) when
+  /// assemble / extend_add tasks may run on CUDA workers; null otherwise.
+  const GpuAssemblyIndex* gpu = nullptr;
 };
 
 /// Completion callback of every graph task (argument: its GraphTaskArgs):
@@ -51,8 +59,11 @@ struct starpu_codelet* task_codelet(TaskKind k);
 /// Estimated seconds of a task on one CUDA worker (H200-class GPU): potrf
 /// 50 µs (launch plus the stream synchronisation of its pivot test) plus
 /// flops at 2 TFLOP/s; trsm/syrk/gemm 10 µs plus flops at 10 TFLOP/s (fp64
-/// cuBLAS on tiles of 256 to 1024; DESIGN.md's measured dense figures).
-/// Kinds without a CUDA implementation: 1000 s (never placed there).
+/// cuBLAS on tiles of 256 to 1024; DESIGN.md's measured dense figures);
+/// assemble/extend_add 15 µs (one or a few kernel launches) plus their
+/// flops (entries zeroed or added) at 2e10 per second (scattered 8-byte
+/// accesses, far below the HBM bandwidth). Kinds without a CUDA
+/// implementation: 1000 s (never placed there).
 double estimate_seconds_cuda(const Task& t);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
@@ -63,7 +74,8 @@ long long cuda_task_executions(TaskKind k);
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
 
-/// Where the tile kinds with a CUDA implementation may run: CUDA workers
+/// Where the kinds with a CUDA implementation (tile kernels, assemble,
+/// extend_add) may run: CUDA workers
 /// only (true), or CPU and CUDA workers (false, the default). Without the
 /// CUDA codelets: no effect. Call only while no task is in flight
 /// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).

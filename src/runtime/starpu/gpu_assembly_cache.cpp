@@ -1,0 +1,91 @@
+#include "runtime/starpu/gpu_assembly_cache.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "runtime/starpu/runtime.hpp"
+
+namespace starfront {
+namespace {
+
+constexpr std::size_t kMaxCached = 4;
+
+struct CacheEntry {
+  const TaskGraph* graph;
+  std::shared_ptr<const GpuAssemblyData> data;
+};
+
+std::mutex g_mutex;
+std::vector<CacheEntry> g_cache;  // most recently used last
+std::atomic<long long> g_builds{0};
+std::atomic<bool> g_without_cuda{false};
+
+template <class T>
+starpu_data_handle_t register_vector(const std::vector<T>& v) {
+  starpu_data_handle_t h = nullptr;
+  starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(v.data()),
+                              static_cast<uint32_t>(v.size()), sizeof(T));
+  return h;
+}
+
+}  // namespace
+
+GpuAssemblyData::~GpuAssemblyData() {
+  // Workers running while StarPU drops the handles' copies (it may be paused
+  // between factorisations).
+  const WorkersActive active;
+  for (starpu_data_handle_t h : {entries, columns, rowmap})
+    if (h) starpu_data_unregister(h);
+}
+
+std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
+  const std::uint64_t fp = gpu_assembly_fingerprint(G);
+  std::shared_ptr<const GpuAssemblyData> evicted;  // released outside the lock
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (std::size_t i = 0; i < g_cache.size(); ++i) {
+    if (g_cache[i].graph != &G) continue;
+    if (g_cache[i].data->index.fingerprint == fp) {
+      CacheEntry e = g_cache[i];
+      g_cache.erase(g_cache.begin() + static_cast<std::ptrdiff_t>(i));
+      g_cache.push_back(e);
+      return e.data;
+    }
+    evicted = std::move(g_cache[i].data);  // the same address now holds another graph
+    g_cache.erase(g_cache.begin() + static_cast<std::ptrdiff_t>(i));
+    break;
+  }
+  auto d = std::make_shared<GpuAssemblyData>();
+  if (!build_gpu_assembly_index(G, d->index).ok() || d->index.empty) return nullptr;
+  // 32-bit element counts of StarPU vectors.
+  if (d->index.entries.size() > UINT32_MAX || d->index.columns.size() > UINT32_MAX ||
+      d->index.rowmap.size() > UINT32_MAX)
+    return nullptr;
+  d->entries = register_vector(d->index.entries);
+  d->columns = register_vector(d->index.columns);
+  d->rowmap = register_vector(d->index.rowmap);
+  ++g_builds;
+  if (g_cache.size() >= kMaxCached && !evicted) {
+    evicted = std::move(g_cache.front().data);
+    g_cache.erase(g_cache.begin());
+  }
+  g_cache.push_back(CacheEntry{&G, d});
+  return d;
+}
+
+void release_gpu_assembly_cache() {
+  std::vector<CacheEntry> old;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    old.swap(g_cache);
+  }
+  old.clear();  // unregisters the handles no factorisation holds any more
+}
+
+long long gpu_assembly_index_builds() { return g_builds; }
+
+void set_gpu_assembly_buffers_without_cuda(bool on) { g_without_cuda = on; }
+bool gpu_assembly_buffers_without_cuda() { return g_without_cuda; }
+
+}  // namespace starfront

@@ -1,0 +1,200 @@
+// The GPU assembly index (codelets/cuda/assembly_index.hpp), on the CPU: a
+// host emulation of the GPU assemble / extend_add kernels, driven by the
+// index and the same launch windows, gives bit for bit what the CPU kernels
+// give, task by task over a whole factorisation of tiled graphs (small tiles,
+// windows of 2 so that every chunking path runs); the fingerprint tells
+// graphs apart; the StarPU executor attaches the index buffers and reuses
+// the index across factorisations. Runs everywhere (no GPU needed).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/solver.hpp"
+#include "common/random_matrices.hpp"
+#include "cpu/task_kernels.hpp"
+#include "cuda/assembly_index.hpp"
+#include "runtime/starpu/gpu_assembly_cache.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "solve/solve.hpp"
+#include "sparse/generators.hpp"
+
+namespace starfront {
+namespace {
+
+GraphOptions small_tiles() {
+  GraphOptions go;
+  go.tile_threshold = 32;
+  go.tile_size = 16;
+  go.workers = 2;
+  return go;
+}
+
+/// Runs G's tasks in submission order on private buffers (every block with
+/// offset < 0 gets its own), each assemble / extend_add both by the CPU
+/// kernel and by the emulation (from the same inputs), and compares the
+/// tiles they write. Returns the number of tasks compared.
+idx_t compare_all_tasks(const TaskGraph& G, const CscMatrix& A, int window) {
+  const FrontPlan& P = *G.plan;
+  GpuAssemblyIndex X;
+  EXPECT_TRUE(build_gpu_assembly_index(G, X).ok());
+  EXPECT_FALSE(X.empty);
+  std::vector<double> Lx(static_cast<std::size_t>(P.factor_size()), 0.0);
+  std::vector<std::vector<double>> own(G.blocks.size());
+  std::vector<double*> base(G.blocks.size());
+  for (std::size_t b = 0; b < G.blocks.size(); ++b) {
+    const Block& k = G.blocks[b];
+    if (k.offset >= 0) {
+      base[b] = Lx.data() + k.offset;
+    } else {
+      own[b].assign(static_cast<std::size_t>(std::max<idx_t>(k.ld * k.cols, 1)), 0.0);
+      base[b] = own[b].data();
+    }
+  }
+  FactorContext ctx;
+  ctx.values = A.values.data();
+  idx_t compared = 0;
+  for (idx_t ti = 0; ti < static_cast<idx_t>(G.tasks.size()); ++ti) {
+    const Task& t = G.tasks[ti];
+    std::vector<double*> ptrs;
+    std::vector<idx_t> ld;
+    for (idx_t a = t.acc_begin; a < t.acc_end; ++a) {
+      ptrs.push_back(base[static_cast<std::size_t>(G.accesses[a].block)]);
+      ld.push_back(G.blocks[static_cast<std::size_t>(G.accesses[a].block)].ld);
+    }
+    if (t.kind != TaskKind::assemble && t.kind != TaskKind::extend_add) {
+      run_task_cpu(G, ti, ptrs.data(), ctx);
+      continue;
+    }
+    // The written accesses: assemble's first ntiles-J, extend_add's after the child's CB blocks.
+    const idx_t n = t.acc_end - t.acc_begin;
+    const idx_t w0 = t.kind == TaskKind::assemble ? 0 : G.cb_ptr[t.child + 1] - G.cb_ptr[t.child];
+    const idx_t w1 = t.kind == TaskKind::assemble ? G.ntiles(t.front) - t.j : n;
+    std::vector<std::vector<double>> before, cpu;
+    auto snapshot = [&](std::vector<std::vector<double>>& out) {
+      out.clear();
+      for (idx_t a = w0; a < w1; ++a) {
+        const Block& b = G.blocks[static_cast<std::size_t>(G.accesses[t.acc_begin + a].block)];
+        out.emplace_back(ptrs[a], ptrs[a] + (b.cols - 1) * b.ld + b.rows);
+      }
+    };
+    auto restore = [&](const std::vector<std::vector<double>>& in) {
+      for (idx_t a = w0; a < w1; ++a) std::memcpy(ptrs[a], in[a - w0].data(), in[a - w0].size() * sizeof(double));
+    };
+    // Garbage in the tiles that assemble must zero.
+    if (t.kind == TaskKind::assemble)
+      for (idx_t a = w0; a < w1; ++a) {
+        const Block& b = G.blocks[static_cast<std::size_t>(G.accesses[t.acc_begin + a].block)];
+        for (idx_t c = 0; c < b.cols; ++c)
+          for (idx_t r = 0; r < b.rows; ++r) ptrs[a][r + c * b.ld] = 1e300;
+      }
+    snapshot(before);
+    run_task_cpu(G, ti, ptrs.data(), ctx);
+    snapshot(cpu);
+    restore(before);
+    if (t.kind == TaskKind::assemble)
+      gpu_assemble_emulated(G, X, ti, ptrs.data(), ld.data(), A.values.data(), window);
+    else
+      gpu_extend_add_emulated(G, X, ti, ptrs.data(), ld.data(), window);
+    for (idx_t a = w0; a < w1; ++a) {
+      const Block& b = G.blocks[static_cast<std::size_t>(G.accesses[t.acc_begin + a].block)];
+      for (idx_t c = 0; c < b.cols; ++c)
+        for (idx_t r = 0; r < b.rows; ++r) {
+          const double want = cpu[a - w0][r + c * b.ld], got = ptrs[a][r + c * b.ld];
+          if (want != got) {
+            ADD_FAILURE() << task_name(G, t) << " access " << a << " (" << r << "," << c << "): cpu " << want
+                          << " emulated " << got;
+            return compared;
+          }
+        }
+    }
+    ++compared;
+  }
+  EXPECT_FALSE(ctx.failed.load());
+  return compared;
+}
+
+TEST(GpuAssemblyIndex, EmulationMatchesCpuKernels) {
+  std::vector<std::pair<std::string, CscMatrix>> ms;
+  CscMatrix L;
+  ASSERT_TRUE(laplace3d(12, 27, L).ok());
+  ms.emplace_back("laplace3d 12^3 27-point", L);
+  ms.emplace_back("random SPD n=600", testing::random_spd(600, 0.02, 7));
+  for (const auto& [name, A] : ms) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, small_tiles()).ok()) << name;
+    const TaskGraph& G = solver.graph();
+    const GraphStats gs = graph_stats(G);
+    ASSERT_GT(gs.tiled_fronts, 1) << name;
+    ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::extend_add)], 0) << name;
+    const idx_t expected = gs.by_kind[static_cast<int>(TaskKind::assemble)] +
+                           gs.by_kind[static_cast<int>(TaskKind::extend_add)];
+    for (int window : {2, 3, kGpuAssemblyWindow})
+      EXPECT_EQ(compare_all_tasks(G, A, window), expected) << name << " window " << window;
+  }
+}
+
+TEST(GpuAssemblyIndex, FingerprintSeparatesGraphs) {
+  CscMatrix A, B;
+  ASSERT_TRUE(laplace3d(10, 27, A).ok());
+  ASSERT_TRUE(laplace3d(10, 7, B).ok());
+  Solver sa, sb;
+  ASSERT_TRUE(sa.analyse(A, AnalysisOptions{}, small_tiles()).ok());
+  ASSERT_TRUE(sb.analyse(B, AnalysisOptions{}, small_tiles()).ok());
+  const std::uint64_t fa = gpu_assembly_fingerprint(sa.graph());
+  EXPECT_EQ(fa, gpu_assembly_fingerprint(sa.graph()));
+  EXPECT_NE(fa, gpu_assembly_fingerprint(sb.graph()));
+  // The same Solver (same graph address) analysed again with other tiles.
+  GraphOptions go = small_tiles();
+  go.tile_size = 24;
+  ASSERT_TRUE(sa.analyse(A, AnalysisOptions{}, go).ok());
+  EXPECT_NE(fa, gpu_assembly_fingerprint(sa.graph()));
+  GpuAssemblyIndex X;
+  ASSERT_TRUE(build_gpu_assembly_index(sa.graph(), X).ok());
+  EXPECT_EQ(X.fingerprint, gpu_assembly_fingerprint(sa.graph()));
+}
+
+/// The executor's side of GPU assembly, on CPU workers (testing aid on):
+/// the index is registered once per analysis and reused by a
+/// refactorisation with new values, the extra R buffers (A's values, index
+/// arrays) leave the CPU kernels' results unchanged, a new analysis of the
+/// same Solver (same graph address) builds a new index, and shutting StarPU
+/// down releases the cache.
+TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
+  std::unique_ptr<StarpuRuntime> rt;
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
+  set_gpu_assembly_buffers_without_cuda(true);
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(12, 27, A).ok());
+  CscMatrix B = A;  // 2A + I
+  for (idx_t j = 0; j < B.n; ++j)
+    for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+      B.values[p] = 2.0 * B.values[p] + (B.rowind[p] == j ? 1.0 : 0.0);
+  const std::vector<double> b = testing::random_vector(A.n, 4);
+  Solver solver;
+  for (idx_t tile : {16, 24}) {
+    GraphOptions go = small_tiles();
+    go.tile_size = tile;
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+    const long long builds0 = gpu_assembly_index_builds();
+    for (const CscMatrix* M : {static_cast<const CscMatrix*>(&A), static_cast<const CscMatrix*>(&B)}) {
+      std::vector<double> ref = b, x = b;
+      ASSERT_TRUE(solver.factorize(*M, FactorOptions{}, Executor::sequential).ok());
+      ASSERT_TRUE(solver.solve(ref.data(), 1, A.n).ok());
+      const Status st = solver.factorize(*M, FactorOptions{}, Executor::starpu);
+      ASSERT_TRUE(st.ok()) << st.message;
+      ASSERT_TRUE(solver.solve(x.data(), 1, A.n).ok());
+      EXPECT_LE(testing::rel_diff(x, ref), 1e-12) << "tile " << tile;
+    }
+    EXPECT_EQ(gpu_assembly_index_builds() - builds0, 1) << "tile " << tile;
+  }
+  set_gpu_assembly_buffers_without_cuda(false);
+  rt.reset();  // releases the cache before starpu_shutdown
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
+  rt.reset();
+}
+
+}  // namespace
+}  // namespace starfront
