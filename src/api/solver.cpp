@@ -23,6 +23,7 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   graph_opts_ = graph_opts;
   graph_untiled_ = TaskGraph{};
   graph_untiled_built_ = false;
+  last_graph_ = nullptr;
   a_.n = A.n;  // the analysed pattern; values copied at each factorisation
   a_.colptr = A.colptr;
   a_.rowind = A.rowind;
@@ -93,6 +94,7 @@ Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, 
     }
     G = &graph_untiled_;
   }
+  last_graph_ = G;
   return exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
                                   : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
 }

@@ -70,6 +70,9 @@ class Solver {
   const SymbolicFactor& symbolic() const { return sym_; }
   const FrontPlan& plan() const { return plan_; }
   const TaskGraph& graph() const { return graph_; }
+  /// The graph the last factorisation ran: graph(), or for LDLᵀ on a graph
+  /// with tiled fronts its untiled copy (tiled LDLᵀ is not implemented).
+  const TaskGraph& factorized_graph() const { return last_graph_ ? *last_graph_ : graph_; }
   const SolverStats& stats() const { return stats_; }
   /// Memory the factorisation needs (bytes), from the analysed plan
   /// (plan/cb_slots.hpp); all zero before a successful analyse().
@@ -90,6 +93,7 @@ class Solver {
   GraphOptions graph_opts_;
   TaskGraph graph_untiled_;        // LDLᵀ graph when graph_ has tiled fronts (built on demand)
   bool graph_untiled_built_ = false;
+  const TaskGraph* last_graph_ = nullptr;  // graph_ or graph_untiled_
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   NumericFactor factor_;

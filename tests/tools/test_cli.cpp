@@ -192,6 +192,16 @@ TEST(Cli, SlotPoliciesMemoryReportAndChecker) {
   EXPECT_EQ(run("solve " + f + " --watchdog 60").exit_code, 0);
   EXPECT_EQ(run("solve " + f + " --watchdog 1e300").exit_code, 0);  // "never": no overflow
   EXPECT_EQ(run("plan " + f + " --check-slots 1000000000").exit_code, 2);  // bounded request
+  // LDLᵀ on a tiled graph runs the untiled copy: the report describes that graph.
+  {
+    const CliRun l = run("solve " + f + " --method ldlt --tile-threshold 64 --tile-size 32 --json");
+    ASSERT_EQ(l.exit_code, 0) << l.err;
+    const auto jl = nlohmann::json::parse(l.out);
+    long long sum = 0;
+    for (const auto& [k, v] : jl["tasks_by_kind"].items()) sum += v.get<long long>();
+    EXPECT_EQ(sum, jl["tasks"].get<long long>());
+    EXPECT_EQ(jl["tasks_by_kind"]["potrf"], 0);
+  }
   // The checker, through `plan`.
   for (const char* pol : {"dag", "budget-min"}) {
     const CliRun p = run("plan " + data("spd/activsg2000_hykkt_10.mtx") + " --no-fuse --slots " + pol +
