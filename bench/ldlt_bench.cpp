@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "bench_common.hpp"
 #include "cpu/blas.hpp"
 #include "io/matrix_market.hpp"
 #include "runtime/starpu/runtime.hpp"
@@ -27,10 +28,7 @@ using namespace starfront;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 struct CholmodRun {
   double seconds = 0, lnz = 0, berr = 0;

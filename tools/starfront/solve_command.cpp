@@ -95,8 +95,8 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
 }
 
 /// The task-graph figures of the report: tasks by kind, critical path, slot
-/// policy and memory estimates (the measured keys null).
-void describe_graph(const TaskGraph& G, Report& r) {
+/// policy and memory estimates (the measured keys null). Returns G's stats.
+GraphStats describe_graph(const TaskGraph& G, Report& r) {
   const GraphStats gs = graph_stats(G);
   nlohmann::json by_kind;
   for (int k = 0; k < kTaskKinds; ++k) by_kind[task_kind_name(static_cast<TaskKind>(k))] = gs.by_kind[k];
@@ -115,6 +115,7 @@ void describe_graph(const TaskGraph& G, Report& r) {
                    {"slots", me.slots},
                    {"measured_peak", nullptr},
                    {"measured_rss_before", nullptr}};
+  return gs;
 }
 
 /// The pipeline; fills r.j as far as it gets and returns the first error.
@@ -149,8 +150,7 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["flops_exact"] = S.flops_exact;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
-  const GraphStats gs = graph_stats(solver.graph());
-  describe_graph(solver.graph(), r);
+  const GraphStats gs = describe_graph(solver.graph(), r);
 
   // StarPU starts after the analysis: its workers would compete for the cores.
   std::unique_ptr<StarpuRuntime> rt;
