@@ -11,14 +11,14 @@
 // (it is the slowest); skipped baselines read 0.
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
-//                  [--no-cholmod] INPUT...
+//                  [--no-cholmod] [--ncuda G] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   Environment: STARFRONT_PIN_FACTOR=1 page-locks the factor during a
 //   factorisation with CUDA workers (starpu_executor.cpp).
-//   --ncpu N: CPU cores in all (default: all); the GPU run uses N-1 CPU
-//   workers and one CUDA worker (StarPU drives the GPU from one core), the
-//   CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
+//   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
+//   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
+//   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -217,7 +217,7 @@ long long gpu_tile_tasks() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency());
+  int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false;
   std::string sched = "dmda";
   GraphOptions go;
@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
     else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) go.tile_size = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) go.tile_threshold = std::atoi(argv[++a]);
@@ -234,8 +235,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
     else names.push_back(argv[a]);
   }
-  if (ncpu < 2) {
-    std::fprintf(stderr, "gpu_bench: --ncpu must be at least 2 (one core drives the GPU)\n");
+  if (ncuda < 1 || ncpu < ncuda + 1) {
+    std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
   }
   std::vector<Input> inputs(names.size());
@@ -256,9 +257,9 @@ int main(int argc, char** argv) {
     for (idx_t s = 0; s < P.nsuper; ++s) in.max_front = std::max(in.max_front, P.front_order(s));
     in.flops = in.solver->symbolic().flops_exact;
   }
-  {  // starfront, 1 GPU + ncpu-1 CPU workers
+  {  // starfront, ncuda GPUs + ncpu-ncuda CPU workers
     std::unique_ptr<StarpuRuntime> rt;
-    RuntimeOptions ro{ncpu - 1, 1, sched};
+    RuntimeOptions ro{ncpu - ncuda, ncuda, sched};
     ro.tiles_on_cuda_only = cuda_only;
     if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
@@ -294,8 +295,8 @@ int main(int argc, char** argv) {
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: 1 CUDA worker + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
-              ncpu - 1, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
+              ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
               pin && std::string(pin) == "1" ? ", factor pinned" : "", ncpu, ncpu, static_cast<long long>(go.tile_size),
               static_cast<long long>(go.tile_threshold), repeat);
   std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,23 @@ struct FactorOptions {
 /// pivot_order[f + i] (final numbering) — a permutation inside
 /// [f, f + ncols(s)). CB rows keep the front's row order.
 struct NumericFactor {
+  /// Undoes a page-locking of Lx's memory when destroyed (see lx_pin).
+  struct PinRelease {
+    virtual ~PinRelease() = default;
+  };
+
+  NumericFactor() = default;
+  NumericFactor(NumericFactor&&) noexcept = default;
+  /// Releases this factor's page-locking (lx_pin, declared before Lx) before its old Lx is freed.
+  NumericFactor& operator=(NumericFactor&&) noexcept = default;
+  ~NumericFactor() { lx_pin.reset(); }  // unlock before Lx's memory is freed
+
   const FrontPlan* plan = nullptr;  ///< not owned
+  /// Set by the StarPU executor with CUDA workers: Lx's memory is
+  /// page-locked (so that GPU copies of L's blocks run at full bus speed and
+  /// asynchronously) and stays so across refactorisations, which reuse Lx;
+  /// released before Lx's memory is freed. Null: not page-locked.
+  std::unique_ptr<PinRelease> lx_pin;
   std::vector<double> Lx;           ///< size plan->factor_size()
   double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -179,6 +180,47 @@ TEST_F(StarpuTest, TiledGraphSameValuesAcrossSchedulers) {
         EXPECT_LE(backward_error(A, x.data(), b.data()), 1e-14) << sched;
       }
     }
+}
+
+/// A refactorisation reuses the factor's storage (starpu_executor.cpp): every
+/// entry of L must be overwritten. Factorise other values first (diagonal ×
+/// a random factor in [2, 5]), then the matrix itself, on a tiled graph with
+/// fused subtrees and single fronts: L equals a fresh solver's L entry by
+/// entry to 1e-13 of max|L| (stale entries would differ by O(1)).
+TEST_F(StarpuTest, RefactorisationOverwritesEveryEntryOfTheReusedFactor) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(16, 7, A).ok());
+  GraphOptions go;
+  go.tile_threshold = 100;
+  go.tile_size = 32;
+  go.workers = 2;
+  CscMatrix other = A;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> scale(2.0, 5.0);
+  for (idx_t j = 0; j < other.n; ++j) other.values[other.colptr[j]] *= scale(rng);
+  start("dmda", 2);
+  Solver reused, fresh;
+  ASSERT_TRUE(reused.analyse(A, AnalysisOptions{}, go).ok());
+  ASSERT_TRUE(fresh.analyse(A, AnalysisOptions{}, go).ok());
+  const GraphStats gs = graph_stats(reused.graph());
+  ASSERT_GT(gs.tiled_fronts, 0);
+  ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::subtree)], 0);
+  ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::front)], 0);
+  ASSERT_TRUE(reused.factorize(other, FactorOptions{}, Executor::starpu).ok());
+  const double* first = reused.factor().Lx.data();
+  ASSERT_TRUE(reused.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  EXPECT_EQ(reused.factor().Lx.data(), first);  // the storage was reused
+  ASSERT_TRUE(fresh.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  const std::vector<double>& L1 = reused.factor().Lx;
+  const std::vector<double>& L2 = fresh.factor().Lx;
+  ASSERT_EQ(L1.size(), L2.size());
+  double lmax = 0, dmax = 0;
+  for (std::size_t i = 0; i < L1.size(); ++i) {
+    lmax = std::max(lmax, std::fabs(L2[i]));
+    dmax = std::max(dmax, std::fabs(L1[i] - L2[i]));
+  }
+  ASSERT_GT(lmax, 0.0);
+  EXPECT_LE(dmax, 1e-13 * lmax);
 }
 
 /// Contribution-block slot policies (plan/cb_slots.hpp): with every policy

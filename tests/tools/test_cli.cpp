@@ -94,7 +94,7 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nosuchscheduler"), std::string::npos) << r.err;
   for (const char* bad : {"--ncpu 0", "--ncpu -5", "--ncpu 100000", "--pivot-tol -2",
-                          "--pivot-tol nan", "--repeat 0", "--ncuda -1"}) {
+                          "--pivot-tol nan", "--repeat 0", "--ncuda -1", "--tiles-on-gpu-only"}) {
     r = run("solve " + data("spd/lund_a.mtx") + " " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_FALSE(r.err.empty()) << bad;

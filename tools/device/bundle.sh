@@ -24,13 +24,17 @@ for p in "$build/bench/gpu_bench" "$build/tests/cuda/test_cuda_factorize"; do
   [ -x "$p" ] && progs+=("$p")
 done
 cp "${progs[@]}" "$out/bundle/bin/"
+# StarPU's trace converter, for `starfront solve --trace` there (STARFRONT_FXT_TOOL)
+fxt_tool=$(pkg-config --variable=prefix starpu-1.4 2>/dev/null || true)/bin/starpu_fxt_tool
+[ -x "$fxt_tool" ] || fxt_tool=$root/.deps/starpu/bin/starpu_fxt_tool
+[ -x "$fxt_tool" ] && { cp "$fxt_tool" "$out/bundle/bin/"; progs+=("$fxt_tool"); }
 for p in "${progs[@]}"; do ldd "$p"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|cuda|/libcu|/libnv' |
   while read -r lib; do cp -L "$lib" "$out/bundle/lib/"; done
 strip --strip-unneeded "$out/bundle/lib/"libstarpu* "$out/bundle/bin/"* 2>/dev/null || true
 cp -r "$root/../shared/data/spd" "$out/bundle/data/"
-cp "$root/tools/device/run-bench.sh" "$root/tools/device/run-gpu.sh" "$out/bundle/"
-cp "$root/tools/device/run-gpu.sh" "$out/"  # runnable beside the bundle, whatever checkout travels
+cp "$root/tools/device/run-bench.sh" "$root/tools/device/run-gpu.sh" "$root/tools/device/run-profile.sh" "$out/bundle/"
+cp "$root/tools/device/run-gpu.sh" "$root/tools/device/run-profile.sh" "$out/"  # runnable beside the bundle, whatever checkout travels
 tar -C "$out" -cJf "$out/bundle.tar.xz" bundle
 rm -rf "$out/bundle"
 du -h "$out/bundle.tar.xz"

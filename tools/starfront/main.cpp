@@ -1,6 +1,6 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
-//                   [--ncuda N] [--sched NAME] [--executor starpu|sequential] [--json]
+//                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential] [--json]
 //                   [--trace DIR]
 //   starfront trace summary DIR [--json]
 //   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
@@ -36,8 +36,10 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
 
 /// Task-graph options shared by `solve` and `plan`.
 void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
-  app->add_option("--tile-size", a.tile_size, "order of the tiles of large fronts")->capture_default_str();
-  app->add_option("--tile-threshold", a.tile_threshold, "fronts of larger order are tiled")
+  app->add_option("--tile-size", a.tile_size, "order of the tiles of large fronts (solve with --ncuda >= 1: 512)")
+      ->capture_default_str();
+  app->add_option("--tile-threshold", a.tile_threshold,
+                  "fronts of larger order are tiled (solve with --ncuda >= 1: 1024)")
       ->capture_default_str();
   app->add_option("--subtree-ratio", a.subtree_ratio,
                   "fused subtrees weigh at most total work / (ratio x workers)")
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all)")->capture_default_str();
   solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();
+  solve->add_flag("--tiles-on-gpu-only", sa.tiles_on_gpu_only,
+                  "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1)");
   solve->add_option("--sched", sa.sched, "StarPU scheduler (lws, eager, dmda, ...)")
       ->capture_default_str();
   solve->add_option("--executor", sa.executor, "starpu, or sequential (in-process reference)")
@@ -182,6 +186,11 @@ int main(int argc, char** argv) {
       return usage_error("plan: " + why);
     return starfront::tools::run_plan(pa, dot_out, json_out, check_slots);
   }
+  // GPU runs get larger tiles unless told otherwise: per-task cost, not
+  // flops, limits a GPU run, and tiles of 512 above order 1024 were the
+  // fastest on the H200 (bench/README.md, "Where the time goes").
+  if (sa.ncuda > 0 && !solve->count("--tile-size")) sa.tile_size = 512;
+  if (sa.ncuda > 0 && !solve->count("--tile-threshold")) sa.tile_threshold = 1024;
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
     return usage_error("solve: " + why);
   return starfront::tools::run_solve(sa);

@@ -156,7 +156,9 @@ Status run(const SolveArgs& a, Report& r) {
   std::unique_ptr<StarpuRuntime> rt;
   const bool use_starpu = a.executor == "starpu";
   if (use_starpu) {
-    st = StarpuRuntime::start(RuntimeOptions(a.ncpu, a.ncuda, a.sched, a.trace), rt);
+    RuntimeOptions ro(a.ncpu, a.ncuda, a.sched, a.trace);
+    ro.tiles_on_cuda_only = a.tiles_on_gpu_only;
+    st = StarpuRuntime::start(ro, rt);
     if (!st.ok()) return st;
     r.j["scheduler"] = rt->scheduler();
     r.j["cpu_workers"] = rt->cpu_workers();
@@ -300,6 +302,7 @@ std::string check_solve_args(const SolveArgs& a) {
     return "--ncpu " + std::to_string(a.ncpu) + " exceeds the " + std::to_string(cores) +
            " hardware threads of this machine";
   if (a.ncuda < 0) return "--ncuda must be >= 0";
+  if (a.tiles_on_gpu_only && a.ncuda < 1) return "--tiles-on-gpu-only needs --ncuda >= 1";
   if (!std::isfinite(a.pivot_tol) || (a.pivot_tol < 0 && a.pivot_tol != -1.0))
     return "--pivot-tol must be a finite number >= 0, or -1 for n*eps";
   if (a.repeat < 1) return "--repeat must be >= 1";

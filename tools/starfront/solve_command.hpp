@@ -17,6 +17,9 @@ struct SolveArgs {
   std::string ordering = "scotch";
   int ncpu = -1;
   int ncuda = 0;
+  /// Tile kernels and the assembly of tiled fronts run on CUDA workers only
+  /// (RuntimeOptions::tiles_on_cuda_only); needs --ncuda >= 1.
+  bool tiles_on_gpu_only = false;
   std::string sched = "lws";
   std::string executor = "starpu";
   double pivot_tol = -1.0;  ///< < 0: n·ε (FactorOptions)

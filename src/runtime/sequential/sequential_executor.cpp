@@ -44,6 +44,7 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   openblas_set_num_threads(1);
+  F = NumericFactor{};  // a page-locked Lx of an earlier StarPU run is unlocked before it is freed
   F.plan = &P;
   F.Lx.assign(P.factor_size(), 0.0);
   FactorContext ctx;

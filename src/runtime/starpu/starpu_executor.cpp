@@ -107,6 +107,13 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+/// The page-locking of a factor's Lx (NumericFactor::lx_pin).
+struct LxPin final : NumericFactor::PinRelease {
+  explicit LxPin(double* p) : addr(p) {}
+  ~LxPin() override { starpu_memory_unpin(addr, 0); }  // cudaHostUnregister: the size is not used
+  double* addr;
+};
+
 }  // namespace
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
@@ -123,8 +130,19 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // Everything the tasks touch, on the heap: a factorisation abandoned by
   // the watchdog leaves it to the tasks that never finished.
   auto run = std::make_unique<Run>(nt);
+  // A refactorisation with the same plan reuses the caller's factor storage
+  // and its page-locking: no allocation and no page faults for the largest
+  // array of the factorisation (every kernel overwrites its whole block of
+  // Lx: assemble zeroes its tiles, front and subtree kernels their panels).
+  // The caller's previous factor is lost either way, as before.
+  if (F.plan == &P && F.Lx.size() == static_cast<std::size_t>(P.factor_size())) {
+    run->F.lx_pin = std::move(F.lx_pin);
+    run->F.Lx = std::move(F.Lx);
+  } else {
+    F = NumericFactor{};  // frees (and unlocks) the old storage first
+    run->F.Lx.assign(P.factor_size(), 0.0);
+  }
   run->F.plan = &P;
-  run->F.Lx.assign(P.factor_size(), 0.0);
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
@@ -149,12 +167,15 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers + 2);
-  // Measurement knob (bench/README.md): STARFRONT_PIN_FACTOR=1 page-locks Lx
-  // for the factorisation when CUDA workers may copy its tiles.
+  // With CUDA workers, Lx is page-locked once and stays so while the factor
+  // lives (refactorisations reuse it): copies of its blocks between the host
+  // and the GPUs are then asynchronous DMA at full bus speed, not staged
+  // through pageable memory (measured on the H200: bench/README.md).
+  // STARFRONT_PIN_FACTOR=0 turns this off (measurement knob).
   const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
-  const bool pinned = pin_env && std::string(pin_env) == "1" && starpu_cuda_worker_get_count() > 0 &&
-                      !run->F.Lx.empty() &&
-                      starpu_memory_pin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double)) == 0;
+  if (!run->F.lx_pin && !(pin_env && std::string(pin_env) == "0") && starpu_cuda_worker_get_count() > 0 &&
+      !run->F.Lx.empty() && starpu_memory_pin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double)) == 0)
+    run->F.lx_pin = std::make_unique<LxPin>(run->F.Lx.data());
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx);
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
@@ -243,7 +264,6 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
-  if (pinned) starpu_memory_unpin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double));
   F = std::move(run->F);
   if (stats) {
     stats->tasks = submitted;
