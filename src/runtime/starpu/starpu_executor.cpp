@@ -107,6 +107,11 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+/// Callback of the early write-back of a block of Lx: the block is home.
+void release_home_copy(void* handle) {
+  starpu_data_release_on_node(static_cast<starpu_data_handle_t>(handle), STARPU_MAIN_RAM);
+}
+
 /// The page-locking of a factor's Lx (NumericFactor::lx_pin).
 struct LxPin final : NumericFactor::PinRelease {
   explicit LxPin(double* p) : addr(p) {}
@@ -228,6 +233,17 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // Unregistered once the tasks reading A's values have run (the copies on
   // GPUs are dropped; the caller's array is never written).
   if (values_handle) starpu_data_unregister_submit(values_handle);
+  // With CUDA workers, each block of Lx goes home as soon as its last writer
+  // has run (an asynchronous read acquisition on main memory, ordered after
+  // the submitted tasks, released at once), so the copies of the factor back
+  // to the host overlap the rest of the factorisation instead of following
+  // it in the unregistration loop below. STARFRONT_EARLY_WRITEBACK=0 turns
+  // this off (measurement knob).
+  const char* wb_env = std::getenv("STARFRONT_EARLY_WRITEBACK");
+  if (st.ok() && starpu_cuda_worker_get_count() > 0 && !(wb_env && std::string(wb_env) == "0"))
+    for (idx_t x = 0; x < nb; ++x)
+      if (h[x])
+        starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.
