@@ -25,9 +25,9 @@ fi
 export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data
 { nvidia-smi -L; nproc; uname -r; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 | tee "$out/env.txt"
 {
-  STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/test_cuda_fused"
-  timeout 40 "$b/bin/test_fused_subtree_index"
-  STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/test_cuda_factorize"
+  STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/test_cuda_fused"
+  timeout 30 "$b/bin/test_fused_subtree_index"
+  STARFRONT_REQUIRE_GPU=1 timeout 50 "$b/bin/test_cuda_factorize"
 } 2>&1 | grep -v perf_model_add_dir | tee "$out/fused_tests.txt"
-timeout 90 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu "$(nproc)" "$b"/data/spd/*.mtx lap2d:300 2>&1 |
+timeout 80 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu "$(nproc)" "$b"/data/spd/*.mtx lap2d:300 2>&1 |
   grep -v perf_model_add_dir | tee "$out/fused_bench.md"
