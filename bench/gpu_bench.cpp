@@ -23,7 +23,8 @@
 //   (gpu_graph_options: small fronts fused, one kernel launch per subtree
 //   task, subtrees on the GPU only), then per input the median wall time of
 //   Solver::factorize over --repeat refactorisations after a warm-up, the
-//   fused kernels' share (launch to synchronisation), StarPU tasks and
+//   fused tasks' share (launch to synchronisation, and the GPU time of the
+//   small-front and large-front launches from CUDA events), StarPU tasks and
 //   kernel launches per factorisation, the median solve time (CPU, one
 //   right-hand side, no refinement), the backward error after at most 2
 //   refinement steps; against CHOLMOD on the CPU cores (the better of 1 and
@@ -231,7 +232,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   struct Row {
     std::string name;
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
-    double flops = 0, t_fact = 0, t_exec = 0, t_kernel = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
+    double flops = 0, t_fact = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
            berr_chol = 0;
     long long tasks = 0, launches = 0, subtrees = 0;
     int chol_threads = 1, refine = 0;
@@ -269,7 +270,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     std::vector<double> tf, te;
     const long long l0 = cuda_fused_kernel_launches();
     const double k0 = cuda_fused_kernel_seconds();
-    double k1 = k0;
+    double k1 = k0, p0 = 0, p1 = 0;
     for (int k = 0; k <= repeat; ++k) {
       const auto t0 = std::chrono::steady_clock::now();
       if (Status st = solver.factorize(A, fo, Executor::starpu); !st.ok()) {
@@ -279,6 +280,8 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (k == 0) {
         k1 = cuda_fused_kernel_seconds();  // the warm-up's kernel time is left out
+        p0 = cuda_fused_kernel_part_seconds(0);
+        p1 = cuda_fused_kernel_part_seconds(1);
         continue;
       }
       tf.push_back(dt);
@@ -287,6 +290,8 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     r.t_fact = median(tf);
     r.t_exec = median(te);
     r.t_kernel = (cuda_fused_kernel_seconds() - k1) / repeat;
+    r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / repeat;
+    r.t_large = (cuda_fused_kernel_part_seconds(1) - p1) / repeat;
     r.launches = (cuda_fused_kernel_launches() - l0) / (repeat + 1);
     r.tasks = solver.stats().factor.tasks;
     std::vector<double> ones(A.n, 1.0), b(A.n), ts;
@@ -316,13 +321,13 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
               "each, on the GPU only), 1 CUDA worker + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
-  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | factorize() s | executor s | fused kernels s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
                 r.name.c_str(), static_cast<long long>(r.n), r.flops, static_cast<long long>(r.fronts),
                 static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
-                r.t_fact, r.t_exec, r.t_kernel, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
+                r.t_fact, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
                 r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
   return 0;
 }

@@ -22,15 +22,15 @@ __device__ __forceinline__ void store_release(int* p, int v) {
 /// c·m - c(c-1)/2). In global memory: columns j < k in P (leading dimension
 /// ldp = m: the factor panel), columns j >= k (the CB) in C (leading
 /// dimension ldc = m - k, C(0,0) is the front's (k,k)).
+template <bool kPacked>
 struct FrontView {
   double* P;
   double* C;
   long long ldp, ldc;
   int m, k;
-  bool packed;
   /// Column c of the front, indexed by the front row i >= c.
   __device__ __forceinline__ double* col(int c) const {
-    if (packed) return P + static_cast<long long>(c) * m - static_cast<long long>(c) * (c + 1) / 2;
+    if (kPacked) return P + (c * (2 * m - c - 1)) / 2;  // c·m - c(c+1)/2 (m <= 238: fits in int)
     return c < k ? P + c * ldp : C + (c - k) * ldc - k;
   }
 };
@@ -68,8 +68,9 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f, int* s_
 }
 
 /// Zero, scatter A's entries, extend-add the children one by one.
-template <int kWarps>
-__device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontView& v, bool in_shared) {
+template <int kWarps, bool kPacked>
+__device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v) {
+  constexpr bool in_shared = kPacked;
   const int m = f.m, k = f.k, mc = m - k;
   if (in_shared) {
     for (long long i = threadIdx.x; i < static_cast<long long>(m) * (m + 1) / 2; i += blockDim.x) v.P[i] = 0.0;
@@ -98,57 +99,157 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
   }
 }
 
-/// Column-by-column right-looking Cholesky of the k pivots of the front;
-/// returns the failing local column (or -1) and its pivot, to every thread;
-/// *ratio: thread 0's min l²/|a_jj| over columns with a_jj != 0.
-template <int kWarps>
-__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView& v, double* pivot,
+/// Blocked right-looking Cholesky of the k pivots of the front, blocks of
+/// kFusedBlock columns [j0, j1): (1) warp 0 factorises the diagonal block in
+/// registers (lane r holds row j0 + r; column by column, shuffles), with the
+/// pivot test; (2) every thread solves rows i >= j1 of the block column
+/// against it (one row per thread, x_t = (a_it - Σ_{s<t} x_s l_ts) / l_tt);
+/// (3) the trailing lower triangle [j1, m) gets A(i,c) -= Σ_t L(i,t) L(c,t)
+/// (sum first, one warp per column, lanes over rows). Three block barriers
+/// per block of columns. Returns the failing local column (or -1) and its
+/// pivot, to every thread; *ratio: thread 0's min l²/|a_jj| over columns with
+/// a_jj != 0. fused_subtree_index.cpp's emulation does the same arithmetic.
+template <int kWarps, bool kPacked>
+__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v, double* pivot,
                       double* ratio) {
+  // Columns per block: 4 for the small-front blocks (registers: several
+  // blocks per SM), kFusedBlock for the large ones.
+  constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
   const int m = f.m, k = f.k;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  int rel_col = -1;
+  __shared__ int s_info, s_col;
+  __shared__ double s_piv, s_rpiv;
+  int rel_col = -1;  // lane 0 of warp 0
   double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
-  for (int j = 0; j < k; ++j) {
-    double* cj = v.col(j);
-    const double d = cj[j];
-    if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN
-      *pivot = d;
-      __syncthreads();
-      return j;
-    }
-    const double l = sqrt(d);
-    if (threadIdx.x == 0) {
-      const double d2 = l * l;
-      const long long src = p.diag[f.diag_begin + j];
-      const double ajj = src >= 0 ? fabs(p.values[src]) : 0.0;
-      if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
-        rel_col = j;
-        rel_piv = isfinite(l) ? d2 : l;
+  for (int j0 = 0; j0 < k; j0 += NB) {
+    const int w = k - j0 < NB ? k - j0 : NB;
+    if (warp == 0) {  // (1) diagonal block
+      double a[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
+      int info = -1;
+      double dinfo = 0.0;
+#pragma unroll
+      for (int t = 0; t < NB; ++t) {
+        if (t < w && info < 0) {
+          const double d = __shfl_sync(0xffffffffu, a[t], t);
+          if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
+            info = j0 + t;
+            dinfo = d;
+          } else {
+            const double l = sqrt(d);
+            if (lane == 0) {
+              const double d2 = l * l;
+              const long long src = p.diag[f.diag_begin + j0 + t];
+              const double ajj = src >= 0 ? fabs(p.values[src]) : 0.0;
+              if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
+                rel_col = j0 + t;
+                rel_piv = isfinite(l) ? d2 : l;
+              }
+              if (ajj > 0) r = fmin(r, d2 / ajj);
+            }
+            if (lane == t) a[t] = l;
+            else if (lane > t) a[t] /= l;
+#pragma unroll
+            for (int c = t + 1; c < NB; ++c) {
+              const double lc = __shfl_sync(0xffffffffu, a[t], c);
+              if (c < w && lane >= c) a[c] -= a[t] * lc;
+            }
+          }
+        }
       }
-      if (ajj > 0) r = fmin(r, d2 / ajj);
+#pragma unroll
+      for (int t = 0; t < NB; ++t)
+        if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
+      if (lane == 0) {
+        s_info = info;
+        s_piv = dinfo;
+      }
     }
-    for (int i = j + 1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) cj[i] /= l;
     __syncthreads();
-    if (threadIdx.x == 0) cj[j] = l;
-    for (int c = j + 1 + warp; c < m; c += kWarps) {
+    if (s_info >= 0) {
+      *pivot = s_piv;
+      const int bad = s_info;
+      __syncthreads();
+      return bad;
+    }
+    const int j1 = j0 + w;
+    // (2) rows below the diagonal block
+    for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
+      double x[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) {
+        if (t < w) {
+          double acc = v.col(j0 + t)[i];
+#pragma unroll
+          for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
+          x[t] = acc / v.col(j0 + t)[j0 + t];
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < NB; ++t)
+        if (t < w) v.col(j0 + t)[i] = x[t];
+    }
+    __syncthreads();
+    // (3) trailing update
+    for (int c = j1 + warp; c < m; c += kWarps) {
+      double lc[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) lc[t] = t < w ? v.col(j0 + t)[c] : 0.0;
       double* cc = v.col(c);
-      const double lc = cj[c];
-      for (int i = c + lane; i < m; i += 32) cc[i] -= cj[i] * lc;
+      for (int i = c + lane; i < m; i += 32) {
+        double acc = 0.0;
+#pragma unroll
+        for (int t = 0; t < NB; ++t)
+          if (t < w) acc += v.col(j0 + t)[i] * lc[t];
+        cc[i] -= acc;
+      }
     }
     __syncthreads();
   }
   *ratio = r;
-  __shared__ int s_col;
-  __shared__ double s_piv;
   if (threadIdx.x == 0) {
     s_col = rel_col;
-    s_piv = rel_piv;
+    s_rpiv = rel_piv;
   }
   __syncthreads();
   const int bad = s_col;
-  *pivot = s_piv;
+  *pivot = s_rpiv;
   __syncthreads();
   return bad;
+}
+
+/// Assembles, factorises and writes out front f (ticket q) through view v,
+/// then publishes its flag.
+template <int kWarps, bool kPacked>
+__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v, double* L,
+                             double* cb) {
+  const int m = f.m, k = f.k, mc = m - k;
+  assemble<kWarps>(p, f, v);
+  double pivot = 0.0, ratio = 0.0;
+  const int bad = factor<kWarps>(p, f, v, &pivot, &ratio);
+  if (bad >= 0) {
+    if (threadIdx.x == 0) {
+      fused_pivots(p.status, p.nfronts)[q] = pivot;
+      atomicMax(&p.status->fail_key, (1ULL << 62) - static_cast<unsigned long long>(f.col0 + bad));
+    }
+    publish(p, q, 2);
+    return;
+  }
+  if (threadIdx.x == 0 && ratio < __longlong_as_double(0x7ff0000000000000LL))
+    atomicMax(&p.status->ratio_key, ~static_cast<unsigned long long>(__double_as_longlong(ratio)));
+  if (kPacked) {  // unpack: zeros above the diagonal, as the CPU leaves them
+    for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) {
+      const int r = static_cast<int>(i % m), c = static_cast<int>(i / m);
+      L[i] = r >= c ? v.col(c)[r] : 0.0;
+    }
+    if (mc > 0 && cb)
+      for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) {
+        const int r = static_cast<int>(i % mc), c = static_cast<int>(i / mc);
+        cb[i] = r >= c ? v.col(k + c)[k + r] : 0.0;
+      }
+  }
+  publish(p, q, 1);
 }
 
 /// One front, ticket q.
@@ -163,50 +264,18 @@ __device__ void run_front(const FusedLaunch& p, int q, double* sm, long long sme
   const bool in_shared = static_cast<long long>(m) * (m + 1) / 2 <= smem_doubles;
   double* L = p.panel + f.l_off;
   double* cb = f.cb_off >= 0 ? p.workspace + f.cb_off : p.root_cb;
-  FrontView v;
-  v.m = m;
-  v.k = k;
-  v.packed = in_shared;
   if (in_shared) {
-    v.P = sm;
-    v.C = nullptr;
-    v.ldp = v.ldc = 0;
+    FrontView<true> v{sm, nullptr, 0, 0, m, k};
+    finish_front<kWarps>(p, f, q, v, L, cb);
   } else {
-    v.P = L;
-    v.ldp = m;
-    v.C = cb;
-    v.ldc = mc;
+    FrontView<false> v{L, cb, m, mc, m, k};
+    finish_front<kWarps>(p, f, q, v, L, cb);
   }
-  assemble<kWarps>(p, f, v, in_shared);
-  double pivot = 0.0, ratio = 0.0;
-  const int bad = factor<kWarps>(p, f, v, &pivot, &ratio);
-  if (bad >= 0) {
-    if (threadIdx.x == 0) {
-      fused_pivots(p.status, p.nfronts)[q] = pivot;
-      atomicMax(&p.status->fail_key, (1ULL << 62) - static_cast<unsigned long long>(f.col0 + bad));
-    }
-    publish(p, q, 2);
-    return;
-  }
-  if (threadIdx.x == 0 && ratio < __longlong_as_double(0x7ff0000000000000LL))
-    atomicMax(&p.status->ratio_key, ~static_cast<unsigned long long>(__double_as_longlong(ratio)));
-  if (in_shared) {  // unpack: zeros above the diagonal, as the CPU leaves them
-    for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) {
-      const int r = static_cast<int>(i % m), c = static_cast<int>(i / m);
-      L[i] = r >= c ? v.col(c)[r] : 0.0;
-    }
-    if (mc > 0 && cb)
-      for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) {
-        const int r = static_cast<int>(i % mc), c = static_cast<int>(i / mc);
-        cb[i] = r >= c ? v.col(k + c)[k + r] : 0.0;
-      }
-  }
-  publish(p, q, 1);
 }
 
 /// Tickets [t0, t1) of the task; counter: this launch's ticket counter.
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
   __shared__ int s_ticket, s_flag;
@@ -253,20 +322,23 @@ std::size_t fused_status_bytes(int nfronts) {
          sizeof(double) * static_cast<std::size_t>(nfronts);
 }
 
-cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches) {
+cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events) {
   if (launches) *launches = 0;
   if (p.nfronts <= 0) return cudaSuccess;
   cudaError_t e = cudaMemsetAsync(p.status, 0, fused_status_bytes(p.nfronts), stream);
   if (e != cudaSuccess) return e;
+  if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);
   if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream)) != cudaSuccess)
     return e;
   if (launches && p.nsmall > 0) ++*launches;
+  if (events && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
   if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream)) !=
       cudaSuccess)
     return e;
   if (launches && p.nfronts > p.nsmall) ++*launches;
+  if (events && (e = cudaEventRecord(events[2], stream)) != cudaSuccess) return e;
   return cudaSuccess;
 }
 

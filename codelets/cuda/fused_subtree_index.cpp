@@ -166,30 +166,53 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
       for (idx_t jj = 0; jj < ch.mc; ++jj)
         for (idx_t ii = jj; ii < ch.mc; ++ii) F[rel[ii] + rel[jj] * m] += cb[ii + jj * ch.mc];
     }
-    // Column-by-column right-looking Cholesky of the k pivots; the CPU's
-    // pivot rules: a pivot d <= 0 or NaN stops (LAPACK's info), else the
-    // first d = l² that is not finite or <= tol·|a_jj| fails after all k.
+    // Blocked Cholesky of the k pivots, as the kernel (fused_subtree.cu's
+    // factor(): blocks of 4 columns in the small part, 8 in the large), with
+    // the CPU's pivot rules: a pivot d <= 0 or NaN stops (LAPACK's info),
+    // else the first d = l² that is not finite or <= tol·|a_jj| fails after all k.
+    const idx_t NB = q < ti.nsmall ? 4 : 8;
     idx_t info_col = -1, rel_col = -1;
     double info_piv = 0.0, rel_piv = 0.0, ratio = std::numeric_limits<double>::infinity();
-    for (idx_t j = 0; j < k; ++j) {
-      const double d = F[j + j * m];
-      if (!(d > 0.0)) {
-        info_col = j;
-        info_piv = d;
-        break;
+    auto at = [&](idx_t i, idx_t j) -> double& { return F[i + j * m]; };
+    for (idx_t j0 = 0; j0 < k && info_col < 0; j0 += NB) {
+      const idx_t w = std::min(NB, k - j0), j1 = j0 + w;
+      for (idx_t t = 0; t < w; ++t) {  // diagonal block, right-looking
+        const idx_t j = j0 + t;
+        const double d = at(j, j);
+        if (!(d > 0.0)) {
+          info_col = j;
+          info_piv = d;
+          break;
+        }
+        const double l = std::sqrt(d), d2 = l * l;
+        const std::int64_t src = X.diag[f.diag_begin + j];
+        const double ajj = src >= 0 ? std::fabs(values[src]) : 0.0;
+        if (rel_col < 0 && (!std::isfinite(d2) || d2 <= pivot_tol * ajj)) {
+          rel_col = j;
+          rel_piv = std::isfinite(l) ? d2 : l;
+        }
+        if (ajj > 0) ratio = std::min(ratio, d2 / ajj);
+        at(j, j) = l;
+        for (idx_t r = j + 1; r < j1; ++r) at(r, j) /= l;
+        for (idx_t c = j + 1; c < j1; ++c)
+          for (idx_t r = c; r < j1; ++r) at(r, c) -= at(r, j) * at(c, j);
       }
-      const double l = std::sqrt(d), d2 = l * l;
-      const std::int64_t src = X.diag[f.diag_begin + j];
-      const double ajj = src >= 0 ? std::fabs(values[src]) : 0.0;
-      if (rel_col < 0 && (!std::isfinite(d2) || d2 <= pivot_tol * ajj)) {
-        rel_col = j;
-        rel_piv = std::isfinite(l) ? d2 : l;
+      if (info_col >= 0) break;
+      for (idx_t i = j1; i < m; ++i) {  // rows below: row-wise triangular solve
+        double x[8];
+        for (idx_t t = 0; t < w; ++t) {
+          double acc = at(i, j0 + t);
+          for (idx_t s2 = 0; s2 < t; ++s2) acc -= x[s2] * at(j0 + t, j0 + s2);
+          x[t] = acc / at(j0 + t, j0 + t);
+        }
+        for (idx_t t = 0; t < w; ++t) at(i, j0 + t) = x[t];
       }
-      if (ajj > 0) ratio = std::min(ratio, d2 / ajj);
-      F[j + j * m] = l;
-      for (idx_t i = j + 1; i < m; ++i) F[i + j * m] /= l;
-      for (idx_t c = j + 1; c < m; ++c)
-        for (idx_t i = c; i < m; ++i) F[i + c * m] -= F[i + j * m] * F[c + j * m];
+      for (idx_t c = j1; c < m; ++c)  // trailing update, sums first
+        for (idx_t i = c; i < m; ++i) {
+          double acc = 0.0;
+          for (idx_t t = 0; t < w; ++t) acc += at(i, j0 + t) * at(c, j0 + t);
+          at(i, c) -= acc;
+        }
     }
     const idx_t bad = info_col >= 0 ? info_col : rel_col;
     if (bad >= 0) {

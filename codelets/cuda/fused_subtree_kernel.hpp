@@ -35,9 +35,11 @@
 // packed by columns) when m(m+1)/2·8 bytes fit in the launch's dynamic
 // shared memory (up to 227 KiB on sm_90: m <= 238), otherwise in place in
 // global memory (L in the panel, the CB in its workspace region; slow, for
-// graphs not built with gpu_graph_options). Dense Cholesky: right-looking,
-// column by column (a rank-1 update of the trailing lower triangle per
-// pivot, one warp per column, lanes over rows).
+// graphs not built with gpu_graph_options). Dense Cholesky: blocked
+// right-looking, kFusedBlock columns at a time (diagonal block by one warp
+// with shuffles, rows below by row-wise triangular solves, then a rank-8
+// update of the trailing lower triangle, sums first), three block barriers
+// per block of columns.
 //
 // Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
 // NaN stops the front (LAPACK's info); otherwise the first column with l²
@@ -58,6 +60,8 @@ namespace starfront {
 /// Threads per block of the fused kernel: small fronts, large fronts.
 constexpr int kFusedThreads = 128;
 constexpr int kFusedLargeThreads = 512;
+/// Columns per block of the dense Cholesky of a front (fused_subtree.cu's factor()).
+constexpr int kFusedBlock = 8;
 
 /// Results and synchronisation words of one launch (device memory, zeroed
 /// before the launch by launch_fused_subtree).
@@ -96,7 +100,9 @@ std::size_t fused_status_bytes(int nfronts);
 /// launches on `stream`; grids: as many blocks as are co-resident
 /// (occupancy × SMs), at most the launch's fronts. launches (out, may be
 /// null): kernel launches queued. Returns the first error.
-cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches);
+/// events (may be null): three events recorded before the first launch,
+/// between the two and after the second (GPU time of each part).
+cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events);
 
 #ifdef __CUDACC__
 #define STARFRONT_HOST_DEVICE __host__ __device__

@@ -29,6 +29,7 @@ std::array<std::atomic<long long>, kTaskKinds> g_executions{};
 std::atomic<long long> g_potrf_failures{0};
 std::atomic<long long> g_fused_launches{0};
 std::atomic<long long> g_fused_ns{0};
+std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
 /// Device and pinned host buffers of one CUDA worker (one thread each),
 /// grown on demand and never shrunk; freed when the worker thread ends.
@@ -51,7 +52,10 @@ struct Workspace {
   FusedStatus* fused_status = nullptr;
   std::size_t fused_status_cap = 0;  ///< bytes
   FusedStatus* host_status = nullptr;  ///< pinned
+  cudaEvent_t fused_events[3] = {nullptr, nullptr, nullptr};  ///< around the two launches
   ~Workspace() {
+    for (cudaEvent_t e : fused_events)
+      if (e) cudaEventDestroy(e);
     cudaFree(work);
     cudaFree(backup);
     cudaFree(dev_info);
@@ -68,6 +72,8 @@ struct Workspace {
   cudaError_t reserve_fused(std::size_t ws, int nfronts) {
     cudaError_t e = cudaSuccess;
     if (!host_status && (e = cudaMallocHost(&host_status, sizeof(FusedStatus))) != cudaSuccess) return e;
+    for (cudaEvent_t& ev : fused_events)
+      if (!ev && (e = cudaEventCreate(&ev)) != cudaSuccess) return e;
     ws = std::max<std::size_t>(ws, 1);
     if (ws > fused_ws_cap) {
       cudaFree(fused_ws);
@@ -383,13 +389,20 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   cudaStream_t stream = starpu_cuda_get_local_stream();
   int launches = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!cuda_ok(launch_fused_subtree(p, stream, &launches), "fused subtree kernel launch", G, t, ctx)) return;
+  if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
+    return;
   g_fused_launches += launches;
   if (!cuda_ok(cudaMemcpyAsync(w.host_status, w.fused_status, sizeof(FusedStatus), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx) ||
       !cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx))
     return;
   g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  float ms_small = 0.0f, ms_large = 0.0f;
+  if (cudaEventElapsedTime(&ms_small, w.fused_events[0], w.fused_events[1]) == cudaSuccess &&
+      cudaEventElapsedTime(&ms_large, w.fused_events[1], w.fused_events[2]) == cudaSuccess) {
+    g_fused_part_ns[0] += static_cast<long long>(1e6 * ms_small);
+    g_fused_part_ns[1] += static_cast<long long>(1e6 * ms_large);
+  }
   const FusedStatus st = *w.host_status;
   FrontResult r;
   if (st.fail_key != 0) {
@@ -467,5 +480,6 @@ long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<i
 long long cuda_potrf_failures() { return g_potrf_failures; }
 long long cuda_fused_launches() { return g_fused_launches; }
 double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
+double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }
 
 }  // namespace starfront

@@ -44,5 +44,8 @@ long long cuda_fused_launches();
 /// their stream synchronisation (kernel, status copy and launch latency),
 /// summed since the process started.
 double cuda_fused_seconds();
+/// GPU time (CUDA events) of the fused kernels' first launches (part 0: the
+/// small fronts) and second launches (part 1: the large fronts), summed.
+double cuda_fused_part_seconds(int part);
 
 }  // namespace starfront

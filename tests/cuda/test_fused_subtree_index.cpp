@@ -240,6 +240,7 @@ std::vector<NamedMatrix> matrices() {
   ms.push_back({"random SPD n=500 density 0.01", testing::random_spd(500, 0.01, 3)});
   ms.push_back({"activsg2000_hykkt_10", read_spd("activsg2000_hykkt_10.mtx")});
   ms.push_back({"bcsstk13", read_spd("bcsstk13.mtx")});
+  ms.push_back({"opf_case10000_goc_kkt", read_spd("opf_case10000_goc_kkt.mtx")});
   return ms;
 }
 
@@ -263,22 +264,24 @@ double frobenius_rel(const std::vector<double>& a, const std::vector<double>& b)
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-/// The CPU's own spread on A: its factor with graph options go against its
-/// factor with tiles of 16 above order 32 and no fused subtrees (the same
-/// fronts through other BLAS calls: other summation orders), ‖ΔL‖_F/‖L‖_F.
-/// On an ill-conditioned matrix no other summation order can agree with the
-/// CPU to 1e-13; the tests then allow 10 times this spread.
+/// Sensitivity of the CPU factor of A (sequential executor, graph options
+/// go): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
+/// (1 + 1e-15·u), u uniform in (-1, 1), seeded. Two backward-stable
+/// factorisations that sum in different orders differ by about this much;
+/// on ill-conditioned matrices (the condensed power-grid KKT systems, pivot
+/// ratios near 1e-8) it is far above 1e-13, so the tests allow
+/// max(1e-13, 10 × this) and print it.
 double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
-  Solver s1, s2;
-  GraphOptions tiled;
-  tiled.tile_threshold = 32;
-  tiled.tile_size = 16;
-  tiled.fuse_subtrees = false;
+  Solver s1;
   EXPECT_TRUE(s1.analyse(A, AnalysisOptions{}, go).ok());
-  EXPECT_TRUE(s2.analyse(A, AnalysisOptions{}, tiled).ok());
   EXPECT_TRUE(s1.factorize(A, FactorOptions{}, Executor::sequential).ok());
-  EXPECT_TRUE(s2.factorize(A, FactorOptions{}, Executor::sequential).ok());
-  return frobenius_rel(s2.factor().Lx, s1.factor().Lx);
+  const std::vector<double> ref = s1.factor().Lx;
+  CscMatrix B = A;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (double& x : B.values) x *= 1.0 + 1e-15 * u(rng);
+  EXPECT_TRUE(s1.factorize(B, FactorOptions{}, Executor::sequential).ok());
+  return frobenius_rel(s1.factor().Lx, ref);
 }
 
 /// The emulation gives the CPU subtree kernel's panel and root CB to 1e-13
@@ -288,7 +291,7 @@ TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
     Solver solver;
     ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << m.name;
     const double spread = cpu_spread(m.A, gpu_graph_options(16));
-    std::printf("[ %s: CPU spread (tiled vs untiled) %.1e ]\n", m.name.c_str(), spread);
+    std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", m.name.c_str(), spread);
     EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, m.name, std::max(1e-13, 10 * spread)), 0) << m.name;
   }
 }

@@ -7,7 +7,8 @@
 # the earlier GPU tests (test_cuda_factorize: their graphs have subtree tasks,
 # which now run on the GPU too) and `gpu_bench --fused` on the SPD matrices
 # and a 2D Laplacian 300², writing under $OUT:
-#   env.txt, fused_tests.txt, fused_bench.md
+#   env.txt, fused_tests.txt, fused_bench.md (last: activsg2000 with the
+#   factor page-locked, STARFRONT_PIN_FACTOR=1)
 # Usage: bash run-fused.sh [--repeat K]   (default 30)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,3 +32,7 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data
 } 2>&1 | grep -v perf_model_add_dir | tee "$out/fused_tests.txt"
 timeout 80 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu "$(nproc)" "$b"/data/spd/*.mtx lap2d:300 2>&1 |
   grep -v perf_model_add_dir | tee "$out/fused_bench.md"
+# The same on the power-grid matrix with the factor page-locked during each
+# factorisation (STARFRONT_PIN_FACTOR=1: faster copy back, pinning cost included).
+STARFRONT_PIN_FACTOR=1 timeout 30 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu "$(nproc)" --no-cholmod \
+  --no-cusolversp "$b"/data/spd/activsg2000_hykkt_10.mtx 2>&1 | grep -v perf_model_add_dir | tee -a "$out/fused_bench.md"

@@ -131,6 +131,15 @@ double cuda_fused_kernel_seconds() {
 #endif
 }
 
+double cuda_fused_kernel_part_seconds(int part) {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_fused_part_seconds(part);
+#else
+  (void)part;
+  return 0;
+#endif
+}
+
 long long cuda_potrf_fallbacks() {
 #ifdef STARFRONT_HAVE_CUDA
   return cuda_potrf_failures();

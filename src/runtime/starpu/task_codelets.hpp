@@ -81,6 +81,10 @@ long long cuda_fused_kernel_launches();
 /// Seconds of fused subtree tasks on CUDA workers, launch to synchronisation,
 /// summed since the process started (0 without CUDA).
 double cuda_fused_kernel_seconds();
+/// GPU time (CUDA events) of the fused kernels' launches over the small
+/// fronts (part 0) and over the large fronts near the roots (part 1), summed
+/// since the process started (0 without CUDA).
+double cuda_fused_kernel_part_seconds(int part);
 /// GPU potrf tiles that failed the pivot test and were recomputed on the
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
