@@ -108,8 +108,8 @@ struct FusedSubtreeIndex {
 };
 
 /// Builds the index of every subtree task of G (G.plan must be set).
-/// Errors: invalid_argument when a front order, a count of fronts in one
-/// task or a column index exceeds 32-bit range.
+/// Errors: invalid_argument when a front order exceeds 32-bit range (or its
+/// square 2^53) or one task holds more than 2^31 - 1 fronts.
 Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out);
 
 /// Host emulation of the fused kernel for graph task `task` (tests): runs
