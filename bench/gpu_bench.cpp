@@ -19,6 +19,17 @@
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
+//   --fused: the fused-subtree mode (issue 6): the GPU-oriented graph
+//   (gpu_graph_options: small fronts fused, one kernel launch per subtree
+//   task, subtrees on the GPU only), then per input the median wall time of
+//   Solver::factorize over --repeat refactorisations after a warm-up, the
+//   fused tasks' share (launch to synchronisation, and the GPU time of the
+//   small-front and large-front launches from CUDA events), StarPU tasks and
+//   kernel launches per factorisation, the median solve time (CPU, one
+//   right-hand side, no refinement), the backward error after at most 2
+//   refinement steps; against CHOLMOD on the CPU cores (the better of 1 and
+//   N OpenBLAS threads) and cusolverSp csrchol's factor phase (both median
+//   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -26,6 +37,7 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -34,6 +46,7 @@
 #include "api/solver.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/task_codelets.hpp"
+#include "solve/solve.hpp"
 
 #include "bench_common.hpp"
 
@@ -214,11 +227,116 @@ long long gpu_tile_tasks() {
   return n;
 }
 
+/// The --fused mode (file header). Returns the exit status.
+int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool sp, bool cholmod) {
+  struct Row {
+    std::string name;
+    idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
+    double flops = 0, t_fact = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
+           berr_chol = 0;
+    long long tasks = 0, launches = 0, subtrees = 0;
+    int chol_threads = 1, refine = 0;
+  };
+  std::vector<Row> rows;
+  std::unique_ptr<StarpuRuntime> rt;
+  RuntimeOptions ro{ncpu - 1, 1, "dmda"};
+  ro.tiles_on_cuda_only = true;
+  if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
+    std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+    return 1;
+  }
+  for (const std::string& nm : names) {
+    Row r;
+    r.name = nm.substr(nm.find_last_of('/') + 1);
+    CscMatrix A;
+    if (Status st = load(nm, A); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    Solver solver;
+    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu)); !st.ok()) {
+      std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+      return 1;
+    }
+    const GraphStats gs = graph_stats(solver.graph());
+    r.n = A.n;
+    r.flops = solver.symbolic().flops_exact;
+    r.fronts = gs.fronts;
+    r.fused_fronts = gs.fronts_in_subtrees;
+    r.subtrees = gs.by_kind[static_cast<int>(TaskKind::subtree)];
+    for (idx_t s = 0; s < solver.plan().nsuper; ++s) r.max_front = std::max(r.max_front, solver.plan().front_order(s));
+    FactorOptions fo;
+    fo.refine_steps = 2;
+    std::vector<double> tf, te;
+    const long long l0 = cuda_fused_kernel_launches();
+    const double k0 = cuda_fused_kernel_seconds();
+    double k1 = k0, p0 = 0, p1 = 0;
+    for (int k = 0; k <= repeat; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (Status st = solver.factorize(A, fo, Executor::starpu); !st.ok()) {
+        std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
+        return 1;
+      }
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (k == 0) {
+        k1 = cuda_fused_kernel_seconds();  // the warm-up's kernel time is left out
+        p0 = cuda_fused_kernel_part_seconds(0);
+        p1 = cuda_fused_kernel_part_seconds(1);
+        continue;
+      }
+      tf.push_back(dt);
+      te.push_back(solver.stats().factor.seconds);
+    }
+    r.t_fact = median(tf);
+    r.t_exec = median(te);
+    r.t_kernel = (cuda_fused_kernel_seconds() - k1) / repeat;
+    r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / repeat;
+    r.t_large = (cuda_fused_kernel_part_seconds(1) - p1) / repeat;
+    r.launches = (cuda_fused_kernel_launches() - l0) / (repeat + 1);
+    r.tasks = solver.stats().factor.tasks;
+    std::vector<double> ones(A.n, 1.0), b(A.n), ts;
+    symmetric_matvec(A, ones.data(), b.data());
+    for (int k = 0; k <= repeat; ++k) {  // solve only (refinement timed separately below)
+      std::vector<double> x = b;
+      const auto t0 = std::chrono::steady_clock::now();
+      solve_in_place(solver.factor(), x.data(), 1, std::max<idx_t>(1, A.n));
+      if (k > 0) ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    r.t_solve = median(ts);
+    std::vector<double> x = b;
+    solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
+    r.berr = backward_error(A, x.data(), b.data());
+    r.refine = solver.stats().refine.steps;
+    std::fprintf(stderr, "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks\n", r.name.c_str(), r.t_fact,
+                 r.t_kernel, r.tasks);
+    if (cholmod) {
+      for (int th : {1, ncpu}) {
+        const CholmodRun c = run_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), th);
+        if (r.t_chol == 0 || c.seconds < r.t_chol) r.t_chol = c.seconds, r.chol_threads = th, r.berr_chol = c.berr;
+      }
+    }
+    if (sp) r.t_sp = cusolversp_seconds(A, solver.symbolic().perm, std::min(repeat, 10));
+    rows.push_back(r);
+  }
+  std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
+              "each, on the GPU only), 1 CUDA worker + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
+              ncpu, ncpu - 1, repeat);
+  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
+                r.name.c_str(), static_cast<long long>(r.n), r.flops, static_cast<long long>(r.fronts),
+                static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
+                r.t_fact, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
+                r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
-  bool sp = true, cholmod = true, cpu = true, cuda_only = false;
+  bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false;
   std::string sched = "dmda";
   GraphOptions go;
   std::vector<std::string> names;
@@ -233,12 +351,14 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;
     else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
     else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
+    else if (!std::strcmp(argv[a], "--fused")) fused = true;
     else names.push_back(argv[a]);
   }
   if (ncuda < 1 || ncpu < ncuda + 1) {
     std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
   }
+  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod);
   std::vector<Input> inputs(names.size());
   go.workers = ncpu;
   for (std::size_t i = 0; i < names.size(); ++i) {

@@ -10,12 +10,16 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "cuda/assembly_kernels.hpp"
+#include "cuda/fused_subtree_kernel.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
@@ -23,6 +27,9 @@ namespace {
 
 std::array<std::atomic<long long>, kTaskKinds> g_executions{};
 std::atomic<long long> g_potrf_failures{0};
+std::atomic<long long> g_fused_launches{0};
+std::atomic<long long> g_fused_ns{0};
+std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
 /// Device and pinned host buffers of one CUDA worker (one thread each),
 /// grown on demand and never shrunk; freed when the worker thread ends.
@@ -37,12 +44,53 @@ struct Workspace {
   int* host_info = nullptr;   ///< pinned
   double* host_diag = nullptr;  ///< pinned, the tile's diagonal after potrf
   std::size_t diag_cap = 0;
+  /// Fused subtree tasks (subtree()): the CB workspace of the internal fronts,
+  /// the launch's status area (device) and its pinned host copy. Grown to the
+  /// largest task seen, so that refactorisations allocate nothing.
+  double* fused_ws = nullptr;
+  std::size_t fused_ws_cap = 0;  ///< doubles
+  FusedStatus* fused_status = nullptr;
+  std::size_t fused_status_cap = 0;  ///< bytes
+  FusedStatus* host_status = nullptr;  ///< pinned
+  cudaEvent_t fused_events[3] = {nullptr, nullptr, nullptr};  ///< around the two launches
   ~Workspace() {
+    for (cudaEvent_t e : fused_events)
+      if (e) cudaEventDestroy(e);
     cudaFree(work);
     cudaFree(backup);
     cudaFree(dev_info);
     cudaFreeHost(host_info);
     cudaFreeHost(host_diag);
+    cudaFree(fused_ws);
+    cudaFree(fused_status);
+    cudaFreeHost(host_status);
+  }
+  /// Ensures room for a fused task with `ws` doubles of CB workspace and
+  /// nfronts fronts. The caller's stream has no queued fused work (each
+  /// fused task synchronises before it returns), and cudaFree waits for the
+  /// device anyway.
+  cudaError_t reserve_fused(std::size_t ws, int nfronts) {
+    cudaError_t e = cudaSuccess;
+    if (!host_status && (e = cudaMallocHost(&host_status, sizeof(FusedStatus))) != cudaSuccess) return e;
+    for (cudaEvent_t& ev : fused_events)
+      if (!ev && (e = cudaEventCreate(&ev)) != cudaSuccess) return e;
+    ws = std::max<std::size_t>(ws, 1);
+    if (ws > fused_ws_cap) {
+      cudaFree(fused_ws);
+      fused_ws = nullptr;
+      fused_ws_cap = 0;
+      if ((e = cudaMalloc(&fused_ws, sizeof(double) * ws)) != cudaSuccess) return e;
+      fused_ws_cap = ws;
+    }
+    const std::size_t sb = fused_status_bytes(nfronts);
+    if (sb > fused_status_cap) {
+      cudaFree(fused_status);
+      fused_status = nullptr;
+      fused_status_cap = 0;
+      if ((e = cudaMalloc(&fused_status, sb)) != cudaSuccess) return e;
+      fused_status_cap = sb;
+    }
+    return cudaSuccess;
   }
   /// Ensures room for a tile of order n with a cuSOLVER workspace of lwork doubles.
   cudaError_t reserve(int n, int lwork) {
@@ -302,11 +350,89 @@ void extend_add(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssembly
   });
 }
 
+/// A fused subtree task in one kernel launch (fused_subtree_kernel.hpp).
+/// Buffers: the panel block, the root's CB slot when the root has a CB, then
+/// A's values and the uploaded index blob (gpu_assembly_cache.hpp). Waits
+/// for the kernel (the failure status is needed now, so that later tasks
+/// skip their work as after a CPU failure) and records the outcome.
+void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx) {
+  const Task& t = G.tasks[ti];
+  const FrontPlan& P = *G.plan;
+  const FusedTaskIndex& fi = X.task[ti];
+  const idx_t n = t.acc_end - t.acc_begin;
+  const bool has_cb = P.cb_order(t.front) > 0;
+  if (n != (has_cb ? 2 : 1) || fi.nfronts <= 0 || fi.root != t.front) {
+    ctx.record_device_error("fused subtree index does not match " + task_name(G, t));
+    return;
+  }
+  Workspace& w = local_workspace();
+  if (!cuda_ok(w.reserve_fused(static_cast<std::size_t>(fi.workspace), static_cast<int>(fi.nfronts)), "cudaMalloc",
+               G, t, ctx))
+    return;
+  const char* blob = extra_of<char>(buffers, n, 1);
+  FusedLaunch p;
+  p.fronts = reinterpret_cast<const FusedFront*>(blob + X.off_fronts) + fi.front_begin;
+  p.children = reinterpret_cast<const FusedChild*>(blob + X.off_children);
+  p.rel = reinterpret_cast<const std::int32_t*>(blob + X.off_rel);
+  p.entries = reinterpret_cast<const FusedEntry*>(blob + X.off_entries);
+  p.diag = reinterpret_cast<const std::int64_t*>(blob + X.off_diag);
+  p.values = extra_of<double>(buffers, n, 0);
+  p.panel = ptr_of(buffers[0]);
+  p.root_cb = has_cb ? ptr_of(buffers[1]) : nullptr;
+  p.workspace = w.fused_ws;
+  p.status = w.fused_status;
+  p.nfronts = static_cast<int>(fi.nfronts);
+  p.max_order = static_cast<int>(fi.max_order);
+  p.nsmall = static_cast<int>(fi.nsmall);
+  p.max_order_small = static_cast<int>(fi.max_order_small);
+  p.pivot_tol = ctx.pivot_tol;
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  int launches = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
+    return;
+  g_fused_launches += launches;
+  if (!cuda_ok(cudaMemcpyAsync(w.host_status, w.fused_status, sizeof(FusedStatus), cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx))
+    return;
+  g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  float ms_small = 0.0f, ms_large = 0.0f;
+  if (cudaEventElapsedTime(&ms_small, w.fused_events[0], w.fused_events[1]) == cudaSuccess &&
+      cudaEventElapsedTime(&ms_large, w.fused_events[1], w.fused_events[2]) == cudaSuccess) {
+    g_fused_part_ns[0] += static_cast<long long>(1e6 * ms_small);
+    g_fused_part_ns[1] += static_cast<long long>(1e6 * ms_large);
+  }
+  const FusedStatus st = *w.host_status;
+  FrontResult r;
+  if (st.fail_key != 0) {
+    r.state = FrontResult::State::failed;
+    r.failed_column = static_cast<idx_t>((1ULL << 62) - st.fail_key);
+    // The failed front's ticket: the one whose pivot columns hold the column.
+    for (idx_t q = 0; q < fi.nfronts; ++q) {
+      const FusedFront& f = X.fronts[fi.front_begin + q];
+      if (r.failed_column >= f.col0 && r.failed_column < f.col0 + f.k) {
+        cuda_ok(cudaMemcpy(&r.pivot, fused_pivots(w.fused_status, p.nfronts) + q, sizeof(double),
+                           cudaMemcpyDeviceToHost),
+                "cudaMemcpy", G, t, ctx);
+        break;
+      }
+    }
+  } else {
+    r.state = FrontResult::State::done;
+    std::uint64_t bits = ~static_cast<std::uint64_t>(st.ratio_key);
+    double ratio = std::numeric_limits<double>::infinity();
+    if (st.ratio_key != 0) std::memcpy(&ratio, &bits, sizeof ratio);
+    r.min_pivot_ratio = ratio;
+  }
+  ctx.record(r);
+}
+
 }  // namespace
 
 bool has_cuda_impl(TaskKind k) {
   return k == TaskKind::potrf || k == TaskKind::trsm || k == TaskKind::syrk || k == TaskKind::gemm ||
-         k == TaskKind::assemble || k == TaskKind::extend_add;
+         k == TaskKind::assemble || k == TaskKind::extend_add || k == TaskKind::subtree;
 }
 
 void graph_task_cuda(void* buffers[], void* cl_arg) {
@@ -337,6 +463,13 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
         extend_add(G, a->task, buffers, *a->gpu, ctx);
       }
       break;
+    case TaskKind::subtree:
+      if (!a->fused) {
+        ctx.record_device_error(std::string("no fused subtree index for ") + task_name(G, t));
+      } else {
+        subtree(G, a->task, buffers, *a->fused, ctx);
+      }
+      break;
     default:
       ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
       break;
@@ -345,5 +478,8 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
 
 long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<int>(k)]; }
 long long cuda_potrf_failures() { return g_potrf_failures; }
+long long cuda_fused_launches() { return g_fused_launches; }
+double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
+double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }
 
 }  // namespace starfront

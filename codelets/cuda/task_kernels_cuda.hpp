@@ -10,8 +10,8 @@
 namespace starfront {
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
-/// syrk, gemm, assemble, extend_add); the others (subtree, front) run on CPU
-/// workers only and StarPU moves their data.
+/// syrk, gemm, assemble, extend_add, subtree); `front` runs on CPU workers
+/// only and StarPU moves its data.
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
@@ -28,11 +28,24 @@ bool has_cuda_impl(TaskKind k);
 /// A's values (nnz_a doubles) and the index entries; extend_add the index
 /// columns and row map (gpu_assembly_cache.hpp); they queue their kernels
 /// (assembly_kernels.hpp) on the worker's stream without synchronising.
+/// subtree needs GraphTaskArgs::fused and two extra buffers: A's values and
+/// the fused index blob; it runs the whole subtree in one kernel launch
+/// (fused_subtree_kernel.hpp) and synchronises the stream to record its
+/// pivot outcome (the same column and pivot as the CPU on failure).
 void graph_task_cuda(void* buffers[], void* cl_arg);
 
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);
 /// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).
 long long cuda_potrf_failures();
+/// Fused subtree kernel launches since the process started.
+long long cuda_fused_launches();
+/// Seconds spent by fused subtree tasks from their launch to the end of
+/// their stream synchronisation (kernel, status copy and launch latency),
+/// summed since the process started.
+double cuda_fused_seconds();
+/// GPU time (CUDA events) of the fused kernels' first launches (part 0: the
+/// small fronts) and second launches (part 1: the large fronts), summed.
+double cuda_fused_part_seconds(int part);
 
 }  // namespace starfront

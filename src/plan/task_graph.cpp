@@ -3,6 +3,7 @@
 #include "plan/cb_slots.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <numeric>
 #include <queue>
@@ -58,14 +59,16 @@ class Builder {
     if (!o_.fuse_subtrees) return;
     const idx_t ns = P_.nsuper;
     std::vector<double> work(ns, 0.0);
-    std::vector<idx_t> size(ns, 1);
+    std::vector<idx_t> size(ns, 1), biggest(ns, 0);  // biggest: largest front order in the subtree
     double total = 0.0;
     for (idx_t s = 0; s < ns; ++s) {
       work[s] += P_.front_flops[s];
       total += P_.front_flops[s];
+      biggest[s] = std::max(biggest[s], P_.front_order(s));
       const idx_t p = S_.super_parent[s];
-      if (p >= 0) work[p] += work[s], size[p] += size[s];
+      if (p >= 0) work[p] += work[s], size[p] += size[s], biggest[p] = std::max(biggest[p], biggest[s]);
     }
+    const bool too_big_limit = o_.max_subtree_front > 0;
     const double limit =
         std::max(total / (o_.subtree_ratio * std::max(1, o_.workers)), o_.min_subtree_flops);
     auto lighter = [&](idx_t a, idx_t b) { return work[a] < work[b]; };
@@ -77,7 +80,8 @@ class Builder {
       const idx_t s = heap.top();
       heap.pop();
       const bool leaf = P_.child_ptr[s + 1] == P_.child_ptr[s];
-      if (G_.mode[s] == FrontMode::tiled || (work[s] > limit && !leaf)) {
+      const bool too_big = too_big_limit && biggest[s] > o_.max_subtree_front;
+      if (G_.mode[s] == FrontMode::tiled || (work[s] > limit && !leaf) || too_big) {
         for (idx_t q = P_.child_ptr[s]; q < P_.child_ptr[s + 1]; ++q) heap.push(P_.child_list[q]);
         continue;
       }
@@ -323,13 +327,25 @@ Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph&
   if (o.workers == 0) o.workers = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (!(opts.slots.budget_bytes >= 0))
     return Status::error(StatusCode::invalid_argument, "slot budget must be >= 0 bytes");
+  if (opts.max_subtree_front < 0)
+    return Status::error(StatusCode::invalid_argument, "task graph options: max_subtree_front must be >= 0");
+  static std::atomic<std::uint64_t> next_build_id{1};
   TaskGraph G;
+  G.build_id = next_build_id++;
   Builder(P, o, G).run();
   Status st = plan_slots(G, opts.slots);
   if (!st.ok()) return st;
   set_priorities(G);
   out = std::move(G);
   return Status::success();
+}
+
+GraphOptions gpu_graph_options(int workers, idx_t max_front) {
+  GraphOptions o;
+  o.workers = workers;
+  o.min_subtree_flops = 1e12;
+  o.max_subtree_front = max_front;
+  return o;
 }
 
 double estimate_seconds(const Task& t) {

@@ -63,11 +63,25 @@ struct GraphOptions {
   /// task overhead (chains of tiny fronts, whole small problems).
   double min_subtree_flops = 1e6;
   bool fuse_subtrees = true;   ///< false: one task per front (the reference graph)
+  /// Fronts of larger order are never inside a fused subtree (nor, then,
+  /// their ancestors); 0: no limit. GPU graphs (gpu_graph_options) bound it
+  /// so that every front of a fused kernel fits in shared memory.
+  idx_t max_subtree_front = 0;
   idx_t tile_threshold = 512;  ///< fronts of larger order are tiled
   idx_t tile_size = 256;       ///< order of the tiles
   bool tile = true;            ///< false: never tile
   SlotOptions slots;           ///< contribution-block slot planning
 };
+
+/// The GPU-oriented graph (issue 6, fused subtree kernels): subtrees are never
+/// split by weight (min_subtree_flops = 1e12) but only above fronts of order
+/// > max_front (default 232: the packed lower triangle of a front of order
+/// 232 takes 211 KiB, within the 227 KiB of shared memory per block of an
+/// H200), so that the many tiny
+/// fronts of a power-grid matrix become a handful of subtree tasks (one
+/// kernel launch each) and only the few large top fronts stay ordinary front
+/// or tiled tasks. Other options as the defaults; `workers` as given.
+GraphOptions gpu_graph_options(int workers = 0, idx_t max_front = 232);
 
 enum class TaskKind : std::uint8_t { subtree, front, assemble, extend_add, potrf, trsm, syrk, gemm };
 constexpr int kTaskKinds = 8;
@@ -122,6 +136,10 @@ enum class FrontMode : std::uint8_t { in_subtree, single, tiled };
 /// The compiled task graph (tasks in submission order).
 struct TaskGraph {
   const FrontPlan* plan = nullptr;  ///< not owned
+  /// Unique per build_task_graph call in this process (1, 2, ...; copies keep
+  /// it): caches of data derived from the graph and its plan (the GPU index
+  /// uploads) key on it.
+  std::uint64_t build_id = 0;
   std::vector<Task> tasks;
   std::vector<Access> accesses;
   std::vector<Block> blocks;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,6 +108,9 @@ struct NumericFactor {
   /// released before Lx's memory is freed. Null: not page-locked.
   std::unique_ptr<PinRelease> lx_pin;
   std::vector<double> Lx;           ///< size plan->factor_size()
+  /// TaskGraph::build_id of the graph whose tasks last wrote Lx (StarPU
+  /// executor; a refactorisation with the same graph reuses Lx unzeroed).
+  std::uint64_t lx_graph = 0;
   double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
 
   FactorMethod method = FactorMethod::llt;  ///< the factorisation that ran

@@ -2,7 +2,7 @@
 # Bundles what the benchmarks and GPU tests need to run on the GPU machine
 # (Ubuntu 24.04, CUDA 13, driver 580, nothing installable there): the built
 # programs (factor_bench, cholmod_stats, starfront; with CUDA also gpu_bench
-# and the GPU test test_cuda_factorize), the non-system shared libraries they
+# and the GPU tests test_cuda_factorize, test_cuda_fused, test_fused_subtree_index), the non-system shared libraries they
 # load (StarPU, hwloc, FxT, Scotch, OpenBLAS/LAPACK, CHOLMOD and its
 # SuiteSparse siblings, libgfortran...; not glibc, libstdc++ or CUDA: cuBLAS,
 # cuSOLVER, cuSPARSE and cudart are 50-500 MiB each, over the 64 MiB carry
@@ -20,7 +20,8 @@ rm -rf "$out/bundle" && mkdir -p "$out/bundle/bin" "$out/bundle/lib" "$out/bundl
 exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # works in a worktree too
 [ -n "${STARFRONT_DEVICE_DIR:-}" ] || { mkdir -p "$(dirname "$exclude")"; grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >>"$exclude"; }
 progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/starfront")
-for p in "$build/bench/gpu_bench" "$build/tests/cuda/test_cuda_factorize"; do
+for p in "$build/bench/gpu_bench" "$build/tests/cuda/test_cuda_factorize" "$build/tests/cuda/test_cuda_fused" \
+         "$build/tests/cuda/test_fused_subtree_index"; do
   [ -x "$p" ] && progs+=("$p")
 done
 cp "${progs[@]}" "$out/bundle/bin/"
@@ -33,8 +34,8 @@ for p in "${progs[@]}"; do ldd "$p"; done | awk '$3 ~ /^\// {print $3}' | sort -
   while read -r lib; do cp -L "$lib" "$out/bundle/lib/"; done
 strip --strip-unneeded "$out/bundle/lib/"libstarpu* "$out/bundle/bin/"* 2>/dev/null || true
 cp -r "$root/../shared/data/spd" "$out/bundle/data/"
-cp "$root/tools/device/run-bench.sh" "$root/tools/device/run-gpu.sh" "$root/tools/device/run-profile.sh" "$out/bundle/"
-cp "$root/tools/device/run-gpu.sh" "$root/tools/device/run-profile.sh" "$out/"  # runnable beside the bundle, whatever checkout travels
+cp "$root"/tools/device/run-*.sh "$out/bundle/"
+cp "$root"/tools/device/run-*.sh "$out/"  # runnable beside the bundle, whatever checkout travels
 tar -C "$out" -cJf "$out/bundle.tar.xz" bundle
 rm -rf "$out/bundle"
 du -h "$out/bundle.tar.xz"

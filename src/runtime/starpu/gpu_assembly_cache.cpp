@@ -36,7 +36,7 @@ GpuAssemblyData::~GpuAssemblyData() {
   // Workers running while StarPU drops the handles' copies (it may be paused
   // between factorisations).
   const WorkersActive active;
-  for (starpu_data_handle_t h : {entries, columns, rowmap})
+  for (starpu_data_handle_t h : {entries, columns, rowmap, fused_blob})
     if (h) starpu_data_unregister(h);
 }
 
@@ -46,7 +46,7 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (std::size_t i = 0; i < g_cache.size(); ++i) {
     if (g_cache[i].graph != &G) continue;
-    if (g_cache[i].data->index.fingerprint == fp) {
+    if (g_cache[i].data->index.fingerprint == fp && g_cache[i].data->build_id == G.build_id) {
       CacheEntry e = g_cache[i];
       g_cache.erase(g_cache.begin() + static_cast<std::ptrdiff_t>(i));
       g_cache.push_back(e);
@@ -57,14 +57,23 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
     break;
   }
   auto d = std::make_shared<GpuAssemblyData>();
-  if (!build_gpu_assembly_index(G, d->index).ok() || d->index.empty) return nullptr;
+  d->build_id = G.build_id;
+  if (!build_gpu_assembly_index(G, d->index).ok()) return nullptr;
+  if (!build_fused_subtree_index(G, d->fused).ok()) return nullptr;
+  if (d->index.empty && d->fused.empty) return nullptr;
   // 32-bit element counts of StarPU vectors.
   if (d->index.entries.size() > UINT32_MAX || d->index.columns.size() > UINT32_MAX ||
-      d->index.rowmap.size() > UINT32_MAX)
+      d->index.rowmap.size() > UINT32_MAX || d->fused.blob.size() / 2 > UINT32_MAX)
     return nullptr;
-  d->entries = register_vector(d->index.entries);
-  d->columns = register_vector(d->index.columns);
-  d->rowmap = register_vector(d->index.rowmap);
+  if (!d->index.empty) {
+    d->entries = register_vector(d->index.entries);
+    d->columns = register_vector(d->index.columns);
+    d->rowmap = register_vector(d->index.rowmap);
+  }
+  if (!d->fused.empty) {
+    starpu_vector_data_register(&d->fused_blob, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(d->fused.blob.data()),
+                                static_cast<uint32_t>(d->fused.blob.size() / 2), 2 * sizeof(std::uint64_t));
+  }
   ++g_builds;
   if (g_cache.size() >= kMaxCached && !evicted) {
     evicted = std::move(g_cache.front().data);

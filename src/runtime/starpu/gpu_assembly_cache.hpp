@@ -11,7 +11,12 @@
 // StarPU evicts it under memory pressure). A's values are registered anew by
 // each factorisation (they change).
 //
-// Cache: process-wide, keyed by the TaskGraph's address, and checked against
+// The fused-subtree index (codelets/cuda/fused_subtree_index.hpp, issue 6)
+// travels the same way: one read-only vector (its packed blob) that every
+// GPU subtree task reads.
+//
+// Cache: process-wide, keyed by the TaskGraph's address and build_id (unique
+// per build_task_graph call), and checked against
 // gpu_assembly_fingerprint(G) at every factorisation (a linear pass over the
 // index's inputs, no allocation), so that a graph analysed again at the same
 // address (Solver::analyse reuses its member) never sees a stale index. At
@@ -23,6 +28,7 @@
 #include <memory>
 
 #include "cuda/assembly_index.hpp"
+#include "cuda/fused_subtree_index.hpp"
 
 namespace starfront {
 
@@ -32,18 +38,21 @@ namespace starfront {
 /// each factorisation using it.
 struct GpuAssemblyData {
   GpuAssemblyIndex index;
-  starpu_data_handle_t entries = nullptr;  ///< vector of GpuAssembleEntry
+  starpu_data_handle_t entries = nullptr;  ///< vector of GpuAssembleEntry (null when index.empty)
   starpu_data_handle_t columns = nullptr;  ///< vector of GpuExtendColumn
   starpu_data_handle_t rowmap = nullptr;   ///< vector of GpuRowTarget
+  std::uint64_t build_id = 0;              ///< TaskGraph::build_id of the graph
+  FusedSubtreeIndex fused;                 ///< fused-subtree index
+  starpu_data_handle_t fused_blob = nullptr;  ///< vector of 16-byte words (null when fused.empty)
   GpuAssemblyData() = default;
   ~GpuAssemblyData();
   GpuAssemblyData(const GpuAssemblyData&) = delete;
   GpuAssemblyData& operator=(const GpuAssemblyData&) = delete;
 };
 
-/// The index data of graph G: the cached one when its fingerprint matches,
-/// else built and registered now. Null when G has no assemble or extend_add
-/// task or the index cannot be built (the tasks then must not run on GPUs:
+/// The index data of graph G: the cached one when its build id and
+/// fingerprint match, else built and registered now. Null when G has no
+/// assemble, extend_add or subtree task or the indices cannot be built (the tasks then must not run on GPUs:
 /// the caller keeps them on CPUs). Needs a started StarPU. Thread-safe.
 std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G);
 

@@ -29,8 +29,10 @@ struct RuntimeOptions {
   /// sets STARPU_FXT_TRACE=1 (then StarPU's own STARPU_FXT_PREFIX rules apply).
   std::string trace_dir;
   /// The tasks of tiled fronts (potrf, trsm, syrk, gemm, and their assembly:
-  /// assemble, extend_add) run on CUDA workers only, never on CPU workers
-  /// (tests of the GPU kernels, measurements); needs ncuda > 0 and the CUDA
+  /// assemble, extend_add) and the fused subtree tasks of Cholesky
+  /// factorisations (one kernel launch each) run on CUDA workers only, never
+  /// on CPU workers (tests of the GPU kernels, measurements; LDLᵀ subtrees
+  /// stay on CPUs); needs ncuda > 0 and the CUDA
   /// codelets (else runtime_error).
   bool tiles_on_cuda_only = false;
 };

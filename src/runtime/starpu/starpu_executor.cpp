@@ -140,14 +140,19 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // array of the factorisation (every kernel overwrites its whole block of
   // Lx: assemble zeroes its tiles, front and subtree kernels their panels).
   // The caller's previous factor is lost either way, as before.
+  // Entries a kernel leaves alone (e.g. above the diagonal of a panel) are
+  // the same in every factorisation with the same graph; after another graph
+  // of the plan (LDLᵀ runs an untiled copy) the storage is zeroed once.
   if (F.plan == &P && F.Lx.size() == static_cast<std::size_t>(P.factor_size())) {
     run->F.lx_pin = std::move(F.lx_pin);
     run->F.Lx = std::move(F.Lx);
+    if (F.lx_graph != G.build_id) std::fill(run->F.Lx.begin(), run->F.Lx.end(), 0.0);
   } else {
     F = NumericFactor{};  // frees (and unlocks) the old storage first
     run->F.Lx.assign(P.factor_size(), 0.0);
   }
   run->F.plan = &P;
+  run->F.lx_graph = G.build_id;
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
@@ -158,15 +163,24 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // (registered for this factorisation, read-only), as extra R buffers after
   // the graph's accesses. These are no blocks of G: the slot planner and the
   // CPU kernels never see them. Without the index such tasks stay on CPUs.
+  // Fused subtrees (issue 6) likewise read A's values and the fused index
+  // blob; they may run on CUDA workers only for Cholesky (LDLᵀ subtrees run
+  // the CPU kernel).
   const bool cuda_workers = (cuda_codelets_built() && starpu_cuda_worker_get_count() > 0) ||
                             gpu_assembly_buffers_without_cuda();
-  bool has_assembly = false;
-  for (const Task& t : G.tasks)
+  bool has_assembly = false, has_subtree = false;
+  for (const Task& t : G.tasks) {
     has_assembly = has_assembly || t.kind == TaskKind::assemble || t.kind == TaskKind::extend_add;
-  if (cuda_workers && has_assembly && P.nnz_a > 0 && P.nnz_a <= static_cast<idx_t>(UINT32_MAX))
+    has_subtree = has_subtree || t.kind == TaskKind::subtree;
+  }
+  const bool want_fused = has_subtree && !ctx.ldlt.active;
+  if (cuda_workers && (has_assembly || want_fused) && P.nnz_a > 0 &&
+      P.nnz_a <= static_cast<idx_t>(UINT32_MAX))
     run->gpu = gpu_assembly_data(G);  // (StarPU vectors count elements in 32 bits)
+  const bool gpu_assembly = run->gpu && !run->gpu->index.empty;
+  const bool gpu_fused = run->gpu && want_fused && !run->gpu->fused.empty;
   starpu_data_handle_t values_handle = nullptr;
-  if (run->gpu)
+  if (gpu_assembly || gpu_fused)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
                                 static_cast<uint32_t>(P.nnz_a), sizeof(double));
   idx_t max_buffers = 0;
@@ -191,13 +205,15 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   idx_t submitted = 0;
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
-    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, run->gpu ? &run->gpu->index : nullptr};
+    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
+                                 gpu_fused ? &run->gpu->fused : nullptr};
     run->names[t] = task_name(G, task);
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
     const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
-    if (assembly && run->gpu) {
+    const bool subtree = task.kind == TaskKind::subtree;
+    if (assembly && gpu_assembly) {
       if (task.kind == TaskKind::assemble) {
         descr.push_back({values_handle, STARPU_R});
         descr.push_back({run->gpu->entries, STARPU_R});
@@ -206,8 +222,14 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
         descr.push_back({run->gpu->rowmap, STARPU_R});
       }
     }
-    // Without the index an assembly task must not go to a CUDA worker.
-    const unsigned long long where = assembly && !run->gpu ? STARPU_CPU : task_codelet(task.kind)->where;
+    if (subtree && gpu_fused) {
+      descr.push_back({values_handle, STARPU_R});
+      descr.push_back({run->gpu->fused_blob, STARPU_R});
+    }
+    // Without the index an assembly or subtree task must not go to a CUDA worker.
+    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused)
+                                         ? STARPU_CPU
+                                         : task_codelet(task.kind)->where;
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
         static_cast<int>(descr.size()),

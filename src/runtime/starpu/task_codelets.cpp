@@ -93,6 +93,7 @@ double estimate_seconds_cuda(const Task& t) {
     case TaskKind::gemm: return 10e-6 + t.flops / 10e12;
     case TaskKind::assemble:
     case TaskKind::extend_add: return 15e-6 + t.flops / 2e10;
+    case TaskKind::subtree: return 30e-6 + t.flops / 5e10;
     default: return 1e3;  // no CUDA implementation: never chosen
   }
 }
@@ -110,6 +111,31 @@ long long cuda_task_executions(TaskKind k) {
   return cuda_kernel_executions(k);
 #else
   (void)k;
+  return 0;
+#endif
+}
+
+long long cuda_fused_kernel_launches() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_fused_launches();
+#else
+  return 0;
+#endif
+}
+
+double cuda_fused_kernel_seconds() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_fused_seconds();
+#else
+  return 0;
+#endif
+}
+
+double cuda_fused_kernel_part_seconds(int part) {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_fused_part_seconds(part);
+#else
+  (void)part;
   return 0;
 #endif
 }

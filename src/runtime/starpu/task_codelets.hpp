@@ -23,7 +23,8 @@
 
 namespace starfront {
 
-struct GpuAssemblyIndex;  // codelets/cuda/assembly_index.hpp
+struct GpuAssemblyIndex;   // codelets/cuda/assembly_index.hpp
+struct FusedSubtreeIndex;  // codelets/cuda/fused_subtree_index.hpp
 
 /// Progress of one factorisation's tasks, for the executor's watchdog.
 struct TaskProgress {
@@ -47,6 +48,9 @@ struct GraphTaskArgs {
   /// The graph's GPU assembly index (codelets/cuda/assembly_index.hpp) when
   /// assemble / extend_add tasks may run on CUDA workers; null otherwise.
   const GpuAssemblyIndex* gpu = nullptr;
+  /// The graph's fused-subtree index when subtree tasks may run on CUDA
+  /// workers (one kernel launch per task); null otherwise.
+  const FusedSubtreeIndex* fused = nullptr;
 };
 
 /// Completion callback of every graph task (argument: its GraphTaskArgs):
@@ -62,7 +66,9 @@ struct starpu_codelet* task_codelet(TaskKind k);
 /// cuBLAS on tiles of 256 to 1024; DESIGN.md's measured dense figures);
 /// assemble/extend_add 15 µs (one or a few kernel launches) plus their
 /// flops (entries zeroed or added) at 2e10 per second (scattered 8-byte
-/// accesses, far below the HBM bandwidth). Kinds without a CUDA
+/// accesses, far below the HBM bandwidth); subtree (fused kernel) 30 µs
+/// (launch, status copy and stream synchronisation) plus flops at 5e10 per
+/// second (small fronts, one thread block each). Kinds without a CUDA
 /// implementation: 1000 s (never placed there).
 double estimate_seconds_cuda(const Task& t);
 
@@ -70,12 +76,21 @@ double estimate_seconds_cuda(const Task& t);
 bool cuda_codelets_built();
 /// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
 long long cuda_task_executions(TaskKind k);
+/// Fused subtree kernel launches since the process started (0 without CUDA).
+long long cuda_fused_kernel_launches();
+/// Seconds of fused subtree tasks on CUDA workers, launch to synchronisation,
+/// summed since the process started (0 without CUDA).
+double cuda_fused_kernel_seconds();
+/// GPU time (CUDA events) of the fused kernels' launches over the small
+/// fronts (part 0) and over the large fronts near the roots (part 1), summed
+/// since the process started (0 without CUDA).
+double cuda_fused_kernel_part_seconds(int part);
 /// GPU potrf tiles that failed the pivot test and were recomputed on the
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
 
 /// Where the kinds with a CUDA implementation (tile kernels, assemble,
-/// extend_add) may run: CUDA workers
+/// extend_add, fused subtrees) may run: CUDA workers
 /// only (true), or CPU and CUDA workers (false, the default). Without the
 /// CUDA codelets: no effect. Call only while no task is in flight
 /// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).

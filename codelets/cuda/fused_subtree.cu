@@ -1,0 +1,345 @@
+// The fused GPU subtree kernel: see fused_subtree_kernel.hpp for the launch
+// shape, the deadlock-freedom argument, the extend-add ownership and the
+// pivot test. Device functions are templates on the warps per block.
+#include "cuda/fused_subtree_kernel.hpp"
+
+namespace starfront {
+namespace {
+
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/// A front of order m with k pivots. In shared memory: its lower triangle,
+/// packed by columns (column c holds rows c..m-1 and starts at
+/// c·m - c(c-1)/2). In global memory: columns j < k in P (leading dimension
+/// ldp = m: the factor panel), columns j >= k (the CB) in C (leading
+/// dimension ldc = m - k, C(0,0) is the front's (k,k)).
+template <bool kPacked>
+struct FrontView {
+  double* P;
+  double* C;
+  long long ldp, ldc;
+  int m, k;
+  /// Column c of the front, indexed by the front row i >= c.
+  __device__ __forceinline__ double* col(int c) const {
+    if (kPacked) return P + (c * (2 * m - c - 1)) / 2;  // c·m - c(c+1)/2 (m <= 238: fits in int)
+    return c < k ? P + c * ldp : C + (c - k) * ldc - k;
+  }
+};
+
+/// Marks front q complete (1) or failed/skipped (2): barrier, then a
+/// device-scope release by thread 0, so every thread's writes are visible to
+/// whoever acquires the flag.
+__device__ void publish(const FusedLaunch& p, int q, int v) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    store_release(fused_done_flags(p.status) + q, v);
+  }
+}
+
+/// Thread 0 waits for the children of front f (every child has a smaller
+/// ticket: see the header). Returns, to every thread, whether all completed.
+__device__ bool wait_children(const FusedLaunch& p, const FusedFront& f, int* s_flag) {
+  if (threadIdx.x == 0) {
+    int ok = 1;
+    const int* done = fused_done_flags(p.status);
+    for (long long c = f.child_begin; c < f.child_end; ++c) {
+      const int t = p.children[c].ticket;
+      int v;
+      while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
+      if (v != 1) ok = 0;
+    }
+    __threadfence();
+    *s_flag = ok;
+  }
+  __syncthreads();
+  const bool ok = *s_flag != 0;
+  __syncthreads();  // s_flag is reused by the caller
+  return ok;
+}
+
+/// Zero, scatter A's entries, extend-add the children one by one.
+template <int kWarps, bool kPacked>
+__device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v) {
+  constexpr bool in_shared = kPacked;
+  const int m = f.m, k = f.k, mc = m - k;
+  if (in_shared) {
+    for (long long i = threadIdx.x; i < static_cast<long long>(m) * (m + 1) / 2; i += blockDim.x) v.P[i] = 0.0;
+  } else {
+    for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) v.P[i] = 0.0;
+    for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) v.C[i] = 0.0;
+  }
+  __syncthreads();
+  for (long long e = f.a_begin + threadIdx.x; e < f.a_end; e += blockDim.x) {
+    const FusedEntry x = p.entries[e];
+    const long long c = x.dst / m;  // dst = row + col·m in the m×k panel
+    atomicAdd(v.col(static_cast<int>(c)) + (x.dst - c * m), p.values[x.src]);
+  }
+  __syncthreads();
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  for (long long c = f.child_begin; c < f.child_end; ++c) {
+    const FusedChild ch = p.children[c];
+    const double* cb = p.workspace + ch.cb_off;
+    const std::int32_t* rel = p.rel + ch.rel_begin;
+    for (int jj = warp; jj < ch.mc; jj += kWarps) {
+      double* dst = v.col(rel[jj]);
+      const double* src = cb + static_cast<long long>(jj) * ch.mc;
+      for (int ii = jj + lane; ii < ch.mc; ii += 32) dst[rel[ii]] += __ldcg(src + ii);
+    }
+    __syncthreads();  // the next child may hit the same entries
+  }
+}
+
+/// Blocked right-looking Cholesky of the k pivots of the front, blocks of
+/// kFusedBlock columns [j0, j1): (1) warp 0 factorises the diagonal block in
+/// registers (lane r holds row j0 + r; column by column, shuffles), with the
+/// pivot test; (2) every thread solves rows i >= j1 of the block column
+/// against it (one row per thread, x_t = (a_it - Σ_{s<t} x_s l_ts) / l_tt);
+/// (3) the trailing lower triangle [j1, m) gets A(i,c) -= Σ_t L(i,t) L(c,t)
+/// (sum first, one warp per column, lanes over rows). Three block barriers
+/// per block of columns. Returns the failing local column (or -1) and its
+/// pivot, to every thread; *ratio: thread 0's min l²/|a_jj| over columns with
+/// a_jj != 0. fused_subtree_index.cpp's emulation does the same arithmetic.
+template <int kWarps, bool kPacked>
+__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v, double* pivot,
+                      double* ratio) {
+  // Columns per block: 4 for the small-front blocks (registers: several
+  // blocks per SM), kFusedBlock for the large ones.
+  constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
+  const int m = f.m, k = f.k;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  __shared__ int s_info, s_col;
+  __shared__ double s_piv, s_rpiv;
+  int rel_col = -1;  // lane 0 of warp 0
+  double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
+  for (int j0 = 0; j0 < k; j0 += NB) {
+    const int w = k - j0 < NB ? k - j0 : NB;
+    if (warp == 0) {  // (1) diagonal block
+      double a[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
+      int info = -1;
+      double dinfo = 0.0;
+#pragma unroll
+      for (int t = 0; t < NB; ++t) {
+        if (t < w && info < 0) {
+          const double d = __shfl_sync(0xffffffffu, a[t], t);
+          if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
+            info = j0 + t;
+            dinfo = d;
+          } else {
+            const double l = sqrt(d);
+            if (lane == 0) {
+              const double d2 = l * l;
+              const long long src = p.diag[f.diag_begin + j0 + t];
+              const double ajj = src >= 0 ? fabs(p.values[src]) : 0.0;
+              if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
+                rel_col = j0 + t;
+                rel_piv = isfinite(l) ? d2 : l;
+              }
+              if (ajj > 0) r = fmin(r, d2 / ajj);
+            }
+            if (lane == t) a[t] = l;
+            else if (lane > t) a[t] /= l;
+#pragma unroll
+            for (int c = t + 1; c < NB; ++c) {
+              const double lc = __shfl_sync(0xffffffffu, a[t], c);
+              if (c < w && lane >= c) a[c] -= a[t] * lc;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < NB; ++t)
+        if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
+      if (lane == 0) {
+        s_info = info;
+        s_piv = dinfo;
+      }
+    }
+    __syncthreads();
+    if (s_info >= 0) {
+      *pivot = s_piv;
+      const int bad = s_info;
+      __syncthreads();
+      return bad;
+    }
+    const int j1 = j0 + w;
+    // (2) rows below the diagonal block
+    for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
+      double x[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) {
+        if (t < w) {
+          double acc = v.col(j0 + t)[i];
+#pragma unroll
+          for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
+          x[t] = acc / v.col(j0 + t)[j0 + t];
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < NB; ++t)
+        if (t < w) v.col(j0 + t)[i] = x[t];
+    }
+    __syncthreads();
+    // (3) trailing update
+    for (int c = j1 + warp; c < m; c += kWarps) {
+      double lc[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) lc[t] = t < w ? v.col(j0 + t)[c] : 0.0;
+      double* cc = v.col(c);
+      for (int i = c + lane; i < m; i += 32) {
+        double acc = 0.0;
+#pragma unroll
+        for (int t = 0; t < NB; ++t)
+          if (t < w) acc += v.col(j0 + t)[i] * lc[t];
+        cc[i] -= acc;
+      }
+    }
+    __syncthreads();
+  }
+  *ratio = r;
+  if (threadIdx.x == 0) {
+    s_col = rel_col;
+    s_rpiv = rel_piv;
+  }
+  __syncthreads();
+  const int bad = s_col;
+  *pivot = s_rpiv;
+  __syncthreads();
+  return bad;
+}
+
+/// Assembles, factorises and writes out front f (ticket q) through view v,
+/// then publishes its flag.
+template <int kWarps, bool kPacked>
+__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v, double* L,
+                             double* cb) {
+  const int m = f.m, k = f.k, mc = m - k;
+  assemble<kWarps>(p, f, v);
+  double pivot = 0.0, ratio = 0.0;
+  const int bad = factor<kWarps>(p, f, v, &pivot, &ratio);
+  if (bad >= 0) {
+    if (threadIdx.x == 0) {
+      fused_pivots(p.status, p.nfronts)[q] = pivot;
+      atomicMax(&p.status->fail_key, (1ULL << 62) - static_cast<unsigned long long>(f.col0 + bad));
+    }
+    publish(p, q, 2);
+    return;
+  }
+  if (threadIdx.x == 0 && ratio < __longlong_as_double(0x7ff0000000000000LL))
+    atomicMax(&p.status->ratio_key, ~static_cast<unsigned long long>(__double_as_longlong(ratio)));
+  if (kPacked) {  // unpack: zeros above the diagonal, as the CPU leaves them
+    for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) {
+      const int r = static_cast<int>(i % m), c = static_cast<int>(i / m);
+      L[i] = r >= c ? v.col(c)[r] : 0.0;
+    }
+    if (mc > 0 && cb)
+      for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) {
+        const int r = static_cast<int>(i % mc), c = static_cast<int>(i / mc);
+        cb[i] = r >= c ? v.col(k + c)[k + r] : 0.0;
+      }
+  }
+  publish(p, q, 1);
+}
+
+/// One front, ticket q.
+template <int kWarps>
+__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles, int* s_flag) {
+  const FusedFront f = p.fronts[q];
+  if (!wait_children(p, f, s_flag)) {
+    publish(p, q, 2);  // a child failed: skipped
+    return;
+  }
+  const int m = f.m, k = f.k, mc = m - k;
+  const bool in_shared = static_cast<long long>(m) * (m + 1) / 2 <= smem_doubles;
+  double* L = p.panel + f.l_off;
+  double* cb = f.cb_off >= 0 ? p.workspace + f.cb_off : p.root_cb;
+  if (in_shared) {
+    FrontView<true> v{sm, nullptr, 0, 0, m, k};
+    finish_front<kWarps>(p, f, q, v, L, cb);
+  } else {
+    FrontView<false> v{L, cb, m, mc, m, k};
+    finish_front<kWarps>(p, f, q, v, L, cb);
+  }
+}
+
+/// Tickets [t0, t1) of the task; counter: this launch's ticket counter.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
+    fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
+  extern __shared__ double sm[];
+  __shared__ int s_ticket, s_flag;
+  for (;;) {
+    if (threadIdx.x == 0) s_ticket = t0 + static_cast<int>(atomicAdd(counter, 1u));
+    __syncthreads();
+    const int q = s_ticket;
+    __syncthreads();
+    if (q >= t1) return;
+    run_front<kThreads / 32>(p, q, sm, smem_doubles, &s_flag);
+  }
+}
+
+/// One launch of tickets [t0, t1) with blocks of kThreads threads and room
+/// for a front of order `order` in shared memory when it fits.
+template <int kThreads>
+cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream) {
+  if (t1 <= t0) return cudaSuccess;
+  auto kernel = fused_subtree_kernel<kThreads>;
+  cudaError_t e = cudaSuccess;
+  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  cudaFuncAttributes attr{};
+  if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+      (e = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess)
+    return e;
+  const long long cap = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+  const long long want = static_cast<long long>(order) * (order + 1) / 2 * 8;
+  const int smem = static_cast<int>(want < cap ? want : cap);
+  if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
+      (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem)) != cudaSuccess)
+    return e;
+  long long grid = static_cast<long long>(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
+  if (grid > t1 - t0) grid = t1 - t0;
+  kernel<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(p, t0, t1, counter, smem / 8);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+std::size_t fused_status_bytes(int nfronts) {
+  return (sizeof(FusedStatus) + sizeof(int) * static_cast<std::size_t>(nfronts) + 7) / 8 * 8 +
+         sizeof(double) * static_cast<std::size_t>(nfronts);
+}
+
+cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events) {
+  if (launches) *launches = 0;
+  if (p.nfronts <= 0) return cudaSuccess;
+  cudaError_t e = cudaMemsetAsync(p.status, 0, fused_status_bytes(p.nfronts), stream);
+  if (e != cudaSuccess) return e;
+  if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
+  const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
+                                                                                  : static_cast<int>(kFusedSmallOrder);
+  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream)) != cudaSuccess)
+    return e;
+  if (launches && p.nsmall > 0) ++*launches;
+  if (events && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
+  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream)) !=
+      cudaSuccess)
+    return e;
+  if (launches && p.nfronts > p.nsmall) ++*launches;
+  if (events && (e = cudaEventRecord(events[2], stream)) != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+}  // namespace starfront

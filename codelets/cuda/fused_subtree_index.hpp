@@ -1,0 +1,128 @@
+// Index data of the fused GPU subtree kernel (issue 6; fused_subtree.cu):
+// for every `subtree` task of a task graph, the fronts it factorises in the
+// order the kernel hands them out (a topological order: children first),
+// where each front's factor panel and contribution block (CB) live, its
+// children, the relative indices of their extend-adds and the scatter map of
+// A's entries. Built ONCE PER ANALYSIS on the host, uploaded once (one
+// read-only StarPU vector: src/runtime/starpu/gpu_assembly_cache.hpp) and
+// reused by every factorisation with the same graph; a refactorisation sends
+// only A's values.
+//
+// Plain C++ (no CUDA, no StarPU): part of starfront_core in every build, so
+// that the index and a host emulation of the kernel (the same arrays, the
+// same ticket order, the same CB offsets) are tested without a GPU.
+//
+// CB workspace (why it is safe): every front of a task except the task's
+// root owns a private region of the task's workspace, [cb_off, cb_off +
+// mc²), disjoint from every other front's region (prefix sums over the
+// ticket order). A region is written by its front only and read by its
+// parent only, after the front has completed, within one kernel launch; so
+// no CB can be overwritten while live, whatever order or concurrency the
+// kernel's blocks run in. The root's CB goes to the task's planned slot
+// (plan/cb_slots.hpp), as on the CPU. This is no level-derived layout.
+//
+// Ticket order: first the "small" fronts, those whose whole subtree has
+// fronts of order <= kFusedSmallOrder (a set closed under taking
+// descendants), then the others; within each part by height in the task's
+// forest (leaves 0, a parent one more than its highest child), then by front
+// index. A child is small whenever its parent is, and has a smaller height,
+// so this is a topological order; it exposes all leaves first. The kernel
+// runs the small part in one launch with many light thread blocks per SM and
+// the rest (the few large fronts near the root) in a second launch with
+// fewer, larger blocks.
+//
+// References: J. W. H. Liu, "The multifrontal method for sparse matrix
+// solution: theory and practice", SIAM Review 34(1), 1992 (fronts,
+// extend-add, relative indices).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plan/task_graph.hpp"
+
+namespace starfront {
+
+/// Fronts of at most this order whose descendants are all as small form the
+/// first launch of a fused task (64·65/2 doubles: 16.3 KiB of shared memory per block).
+constexpr idx_t kFusedSmallOrder = 64;
+
+/// One front of a fused task, in ticket order (device layout, 72 bytes).
+/// Front s has order m, k fully-summed columns and a CB of order mc = m - k.
+struct FusedFront {
+  std::int64_t l_off;        ///< offset (doubles) of L_s (m×k, ld m) from the task's panel block
+  std::int64_t cb_off;       ///< offset (doubles) of its CB (mc×mc, ld mc) in the workspace; -1: the task's root CB buffer
+  std::int64_t a_begin;      ///< entries [a_begin, a_end) of FusedSubtreeIndex::entries
+  std::int64_t a_end;
+  std::int64_t child_begin;  ///< children [child_begin, child_end) of FusedSubtreeIndex::children
+  std::int64_t child_end;
+  std::int64_t diag_begin;   ///< k entries of FusedSubtreeIndex::diag (A's diagonal of each pivot)
+  std::int64_t col0;         ///< its first pivot column (final numbering, 0-based)
+  std::int32_t m, k;
+};
+
+/// One child of a front (32 bytes): its ticket (index in the task's front
+/// list, smaller than its parent's), its CB (in the workspace) and where the
+/// relative indices of its CB rows start in FusedSubtreeIndex::rel.
+struct FusedChild {
+  std::int64_t cb_off;     ///< offset (doubles) of the child's CB in the workspace
+  std::int64_t rel_begin;  ///< rel[rel_begin + r], r < mc: row of CB row r in the parent's front
+  std::int32_t ticket;     ///< the child's ticket in the same task
+  std::int32_t mc;         ///< the child's CB order
+  std::int64_t pad;        ///< 0 (alignment)
+};
+
+/// One entry of A added into a front (16 bytes): L_s[dst] += values[src].
+struct FusedEntry {
+  std::int64_t src;  ///< index into A's values (the caller's lower CSC order)
+  std::int64_t dst;  ///< offset inside the m×k panel of its front (row + col·m)
+};
+
+/// Per graph task (zero for other kinds than subtree).
+struct FusedTaskIndex {
+  idx_t front_begin = 0, nfronts = 0;  ///< fronts[front_begin, front_begin + nfronts), ticket order
+  idx_t workspace = 0;   ///< doubles of CB workspace the task needs (sum of its internal CBs)
+  idx_t max_order = 0;   ///< largest front order of the task
+  idx_t nsmall = 0;      ///< tickets [0, nsmall): the small fronts (file header)
+  idx_t max_order_small = 0;  ///< largest order among them
+  idx_t first_front = -1, root = -1;  ///< the task's front range (as in the graph)
+};
+
+/// The fused-subtree index of a task graph. Every array holds at least one
+/// element (so that the packed blob is never empty). Offsets (in bytes) of
+/// each array inside `blob`, the single device array the kernel reads.
+struct FusedSubtreeIndex {
+  std::vector<FusedFront> fronts;
+  std::vector<FusedChild> children;
+  std::vector<std::int32_t> rel;
+  std::vector<FusedEntry> entries;
+  std::vector<std::int64_t> diag;  ///< index in A's values of the diagonal of a pivot column, or -1
+  std::vector<FusedTaskIndex> task;  ///< per graph task
+  /// All arrays above (fronts, children, rel, entries, diag) packed, each at a
+  /// 16-byte aligned offset, as 16-byte words (one StarPU vector).
+  std::vector<std::uint64_t> blob;  ///< size a multiple of 2
+  std::size_t off_fronts = 0, off_children = 0, off_rel = 0, off_entries = 0, off_diag = 0;  ///< bytes
+  idx_t max_workspace = 0;  ///< max over tasks of FusedTaskIndex::workspace
+  idx_t max_fronts = 0;     ///< max over tasks of nfronts
+  bool empty = true;        ///< the graph has no subtree task
+};
+
+/// Builds the index of every subtree task of G (G.plan must be set).
+/// Errors: invalid_argument when a front order exceeds 32-bit range (or its
+/// square 2^53) or one task holds more than 2^31 - 1 fronts.
+Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out);
+
+/// Host emulation of the fused kernel for graph task `task` (tests): runs
+/// the fronts in ticket order (each front only after its children, as the
+/// kernel waits), with the same index arrays, the same CB workspace offsets
+/// and the same dense column-by-column Cholesky and pivot test as the
+/// kernel. panel: the task's panel block; root_cb: the root's CB buffer (null
+/// if the root has no CB); workspace: FusedTaskIndex::workspace doubles.
+/// Returns the failure with the smallest column (as the kernel reports), or
+/// a done result with the minimum pivot ratio.
+struct FrontResult;
+FrontResult fused_subtree_emulated(const TaskGraph& G, const FusedSubtreeIndex& X, idx_t task,
+                                   const double* values, double* panel, double* root_cb, double* workspace,
+                                   double pivot_tol);
+
+}  // namespace starfront

@@ -1,0 +1,120 @@
+// The fused GPU subtree kernel (issue 6; fused_subtree.cu): ONE launch
+// assembles and factorises (dense Cholesky, LLᵀ) every front of a `subtree`
+// task of the task graph, children before parents, and writes L straight
+// into the task's panel block and the root's contribution block (CB) into
+// its planned slot.
+//
+// Launch shape and why it cannot deadlock: two launches on one stream, the
+// small fronts (tickets [0, nsmall): fused_subtree_index.hpp) with blocks of
+// kFusedThreads threads and at most 16.3 KiB of shared memory (many per SM), then
+// the large fronts near the root (tickets [nsmall, nfronts)) with blocks of
+// kFusedLargeThreads threads and up to 227 KiB. In each launch, a grid of B
+// blocks (any B >= 1) takes the next front by an atomic ticket counter over
+// the index's ticket order (a topological order, children first), waits (thread 0 spins with
+// __nanosleep on the children's completion flags, device-scope acquire)
+// until the front's children are complete, then processes it and publishes
+// its flag (device-scope release after a block barrier), and takes the next
+// ticket. A front only waits on fronts with smaller tickets; a ticket is
+// taken only by a block that is already running and never yields it. By
+// induction on tickets, the unfinished front with the smallest ticket has
+// all its children complete and its block running, so it completes: the
+// kernel terminates whatever the residency of blocks and the scheduling of
+// the hardware. The second launch starts after the first has completed
+// (stream order), and the small part is closed under taking descendants, so
+// its fronts wait only on fronts of their own launch or of the first.
+//
+// Extend-add is owner-computes: the block of the parent pulls each child's CB
+// in turn (a barrier between children) and is the only writer of its front,
+// so no atomics are needed and the result is race-free; within one child,
+// distinct CB entries have distinct targets (relative indices are
+// injective). Child CBs are read with ld.global.cg (L2, not the possibly
+// stale L1 of this SM). A's entries are scattered with shared (or global)
+// atomic adds, which only matter for duplicate entries.
+//
+// A front of order m is factorised in shared memory (its lower triangle
+// packed by columns) when m(m+1)/2·8 bytes fit in the launch's dynamic
+// shared memory (up to 227 KiB on sm_90: m <= 238), otherwise in place in
+// global memory (L in the panel, the CB in its workspace region; slow, for
+// graphs not built with gpu_graph_options). Dense Cholesky: blocked
+// right-looking, kFusedBlock columns at a time (diagonal block by one warp
+// with shuffles, rows below by row-wise triangular solves, then a rank-8
+// update of the trailing lower triangle, sums first), three block barriers
+// per block of columns.
+//
+// Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
+// NaN stops the front (LAPACK's info); otherwise the first column with l²
+// not finite or <= pivot_tol·|a_jj| fails. A failed front is not written;
+// its ancestors in the task are skipped. The smallest failing column of the
+// launch is reported (as the CPU's sequential pass reports its first failure:
+// see fused_subtree_index.hpp's emulation).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/fused_subtree_index.hpp"
+
+namespace starfront {
+
+/// Threads per block of the fused kernel: small fronts, large fronts.
+constexpr int kFusedThreads = 128;
+constexpr int kFusedLargeThreads = 512;
+/// Columns per block of the dense Cholesky of a front (fused_subtree.cu's factor()).
+constexpr int kFusedBlock = 8;
+
+/// Results and synchronisation words of one launch (device memory, zeroed
+/// before the launch by launch_fused_subtree).
+struct FusedStatus {
+  unsigned int ticket[2];         ///< next ticket of each launch (small part, large part)
+  unsigned long long fail_key;    ///< 0: no failure; else 2^62 - (smallest failing column)
+  unsigned long long ratio_key;   ///< 0: none; else ~bits(min over done fronts of l²/|a_jj|)
+  unsigned long long pad2;
+};
+
+/// Arguments of one launch. Device pointers; fronts/children/rel/entries/diag
+/// point into the uploaded index blob (fronts at the task's first front).
+struct FusedLaunch {
+  const FusedFront* fronts = nullptr;
+  const FusedChild* children = nullptr;
+  const std::int32_t* rel = nullptr;
+  const FusedEntry* entries = nullptr;
+  const std::int64_t* diag = nullptr;
+  const double* values = nullptr;  ///< A's values
+  double* panel = nullptr;         ///< the task's panel block (L of its fronts)
+  double* root_cb = nullptr;       ///< the root's CB (slot), null when it has none
+  double* workspace = nullptr;     ///< FusedTaskIndex::workspace doubles (internal CBs)
+  FusedStatus* status = nullptr;   ///< followed by int done[nfronts], then double pivot[nfronts] (8-aligned)
+  int nfronts = 0;
+  int nsmall = 0;           ///< tickets [0, nsmall) in the first launch
+  int max_order_small = 0;  ///< largest order among them
+  int max_order = 0;        ///< largest order of all
+  double pivot_tol = 0.0;
+};
+
+/// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,
+/// completion flags, failed pivots).
+std::size_t fused_status_bytes(int nfronts);
+
+/// Queues the zeroing of the status area and the kernel's (at most) two
+/// launches on `stream`; grids: as many blocks as are co-resident
+/// (occupancy × SMs), at most the launch's fronts. launches (out, may be
+/// null): kernel launches queued. Returns the first error.
+/// events (may be null): three events recorded before the first launch,
+/// between the two and after the second (GPU time of each part).
+cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events);
+
+#ifdef __CUDACC__
+#define STARFRONT_HOST_DEVICE __host__ __device__
+#else
+#define STARFRONT_HOST_DEVICE
+#endif
+
+/// Pointer to the done flags and to the failed pivots inside a status area.
+STARFRONT_HOST_DEVICE inline int* fused_done_flags(FusedStatus* s) { return reinterpret_cast<int*>(s + 1); }
+STARFRONT_HOST_DEVICE inline double* fused_pivots(FusedStatus* s, int nfronts) {
+  const std::size_t off = (sizeof(FusedStatus) + sizeof(int) * static_cast<std::size_t>(nfronts) + 7) / 8 * 8;
+  return reinterpret_cast<double*>(reinterpret_cast<char*>(s) + off);
+}
+
+}  // namespace starfront

@@ -1,0 +1,379 @@
+// The fused-subtree index (codelets/cuda/fused_subtree_index.hpp), on the
+// CPU: its arrays against the front plan by brute force (ticket order a
+// permutation of each task's fronts with children first, children, relative
+// indices, A's scatter map, diagonal sources, disjoint CB workspace regions);
+// a host emulation of the fused kernel driven by the index gives the CPU
+// subtree kernel's factor and root CB (<= 1e-13) and its failing column and
+// pivot on not-positive-definite input; the GPU graph option makes the
+// power-grid matrix a handful of tasks; the StarPU executor uploads the index
+// once per analysis. Runs everywhere (no GPU needed).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/solver.hpp"
+#include "common/random_matrices.hpp"
+#include "cpu/task_kernels.hpp"
+#include "cuda/fused_subtree_index.hpp"
+#include "io/matrix_market.hpp"
+#include "runtime/starpu/gpu_assembly_cache.hpp"
+#include "runtime/starpu/runtime.hpp"
+#include "sparse/generators.hpp"
+
+namespace starfront {
+namespace {
+
+/// The test matrices' folder: $STARFRONT_DATA_DIR when set (the device
+/// machine's bundle), else the build's ../shared/data.
+std::filesystem::path data_dir() {
+  const char* e = std::getenv("STARFRONT_DATA_DIR");
+  return e && *e ? std::filesystem::path(e) : std::filesystem::path(STARFRONT_DATA_DIR);
+}
+
+/// Random SPD matrix whose column j couples to up to `band` random earlier
+/// columns within distance `band` (a random banded pattern): nested
+/// dissection gives thousands of fronts of order < 2·band, the regime of the
+/// fused kernel. Diagonally dominant, values uniform in (-1, 1).
+CscMatrix random_banded_spd(idx_t n, idx_t band, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<idx_t> rows, cols;
+  std::vector<double> vals, rowsum(n, 0.0);
+  for (idx_t i = 1; i < n; ++i) {
+    std::set<idx_t> js;
+    const idx_t links = 1 + static_cast<idx_t>(rng() % 2);
+    for (idx_t l = 0; l < links; ++l) js.insert(std::max<idx_t>(0, i - 1 - static_cast<idx_t>(rng() % band)));
+    for (idx_t j : js) {
+      const double v = u(rng);
+      rows.push_back(i), cols.push_back(j), vals.push_back(v);
+      rowsum[i] += std::fabs(v), rowsum[j] += std::fabs(v);
+    }
+  }
+  for (idx_t i = 0; i < n; ++i) rows.push_back(i), cols.push_back(i), vals.push_back(rowsum[i] + 0.5 + 0.5 * (u(rng) + 1));
+  CscMatrix A;
+  lower_csc_from_triplets(n, rows, cols, vals, A);
+  return A;
+}
+
+CscMatrix read_spd(const std::string& name) {
+  CscMatrix A;
+  const auto path = data_dir() / "spd" / name;
+  EXPECT_TRUE(read_matrix_market(path.string(), A).ok()) << path;
+  return A;
+}
+
+/// Brute-force check of the index of every subtree task of G.
+void check_structure(const TaskGraph& G, const FusedSubtreeIndex& X, const std::string& name) {
+  const FrontPlan& P = *G.plan;
+  idx_t tasks = 0;
+  for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t) {
+    const Task& task = G.tasks[t];
+    const FusedTaskIndex& ti = X.task[t];
+    if (task.kind != TaskKind::subtree) {
+      EXPECT_EQ(ti.nfronts, 0) << name;
+      continue;
+    }
+    ++tasks;
+    const idx_t first = task.first_front, root = task.front;
+    ASSERT_EQ(ti.nfronts, root - first + 1) << name;
+    // Recover each ticket's front from its panel offset (l_offset is strictly increasing).
+    std::vector<idx_t> front_of(ti.nfronts), ticket_of(root - first + 1, -1);
+    idx_t ws_sum = 0, max_order = 0;
+    std::vector<std::pair<idx_t, idx_t>> regions;
+    for (idx_t q = 0; q < ti.nfronts; ++q) {
+      const FusedFront& f = X.fronts[ti.front_begin + q];
+      const idx_t off = f.l_off + P.l_offset[first];
+      const auto it = std::lower_bound(P.l_offset.begin() + first, P.l_offset.begin() + root + 1, off);
+      ASSERT_TRUE(it != P.l_offset.begin() + root + 1 && *it == off) << name << " ticket " << q;
+      const idx_t s = static_cast<idx_t>(it - P.l_offset.begin());
+      ASSERT_EQ(ticket_of[s - first], -1) << name << ": front " << s << " twice";
+      front_of[q] = s;
+      ticket_of[s - first] = q;
+      EXPECT_EQ(f.m, P.front_order(s));
+      EXPECT_EQ(f.k, P.ncols(s));
+      EXPECT_EQ(f.col0, P.symbolic->super_start[s]);
+      if (q < ti.nsmall) {
+        EXPECT_LE(f.m, kFusedSmallOrder) << name << ": a large front in the small part";
+      }
+      max_order = std::max(max_order, P.front_order(s));
+      if (s == root) {
+        EXPECT_EQ(f.cb_off, -1) << name;
+      } else if (P.cb_order(s) > 0) {
+        EXPECT_GE(f.cb_off, 0);
+        regions.emplace_back(f.cb_off, f.cb_off + P.cb_size(s));
+        ws_sum += P.cb_size(s);
+      }
+      // A's entries of the front, as the plan's (same order).
+      ASSERT_EQ(f.a_end - f.a_begin, P.a_ptr[s + 1] - P.a_ptr[s]);
+      for (idx_t e = 0; e < f.a_end - f.a_begin; ++e) {
+        EXPECT_EQ(X.entries[f.a_begin + e].src, P.a_src[P.a_ptr[s] + e]);
+        EXPECT_EQ(X.entries[f.a_begin + e].dst, P.a_dst[P.a_ptr[s] + e]);
+      }
+      for (idx_t j = 0; j < P.ncols(s); ++j) EXPECT_EQ(X.diag[f.diag_begin + j], P.diag_src[f.col0 + j]);
+    }
+    EXPECT_EQ(ti.workspace, ws_sum) << name;
+    EXPECT_EQ(ti.max_order, max_order) << name;
+    // The small part: every front whose whole subtree has orders <= kFusedSmallOrder.
+    std::vector<idx_t> biggest(root - first + 1, 0);
+    for (idx_t s = first; s <= root; ++s) {
+      biggest[s - first] = std::max(biggest[s - first], P.front_order(s));
+      const idx_t par = P.symbolic->super_parent[s];
+      if (par >= 0 && par <= root) biggest[par - first] = std::max(biggest[par - first], biggest[s - first]);
+    }
+    idx_t nsmall = 0;
+    for (idx_t s = first; s <= root; ++s) nsmall += biggest[s - first] <= kFusedSmallOrder ? 1 : 0;
+    EXPECT_EQ(ti.nsmall, nsmall) << name;
+    // Disjoint CB regions inside the workspace.
+    std::sort(regions.begin(), regions.end());
+    for (std::size_t r = 0; r < regions.size(); ++r) {
+      EXPECT_GE(regions[r].first, r ? regions[r - 1].second : 0) << name;
+      EXPECT_LE(regions[r].second, ti.workspace) << name;
+    }
+    // Children: the plan's, with smaller tickets, their CB offsets and relative indices.
+    for (idx_t q = 0; q < ti.nfronts; ++q) {
+      const FusedFront& f = X.fronts[ti.front_begin + q];
+      const idx_t s = front_of[q];
+      ASSERT_EQ(f.child_end - f.child_begin, P.child_ptr[s + 1] - P.child_ptr[s]) << name;
+      for (idx_t c_ = 0; c_ < f.child_end - f.child_begin; ++c_) {
+        const FusedChild& ch = X.children[f.child_begin + c_];
+        const idx_t c = P.child_list[P.child_ptr[s] + c_];
+        EXPECT_EQ(ch.ticket, ticket_of[c - first]) << name;
+        EXPECT_LT(ch.ticket, q) << name << ": a child after its parent";
+        EXPECT_EQ(ch.mc, P.cb_order(c));
+        EXPECT_EQ(ch.cb_off, X.fronts[ti.front_begin + ch.ticket].cb_off);
+        for (idx_t r = 0; r < ch.mc; ++r) EXPECT_EQ(X.rel[ch.rel_begin + r], P.rel[P.rel_ptr[c] + r]);
+      }
+    }
+  }
+  EXPECT_EQ(X.empty, tasks == 0) << name;
+}
+
+/// Runs G's tasks in submission order on private buffers; every subtree task
+/// also by the emulation (on copies, from the same inputs), comparing the
+/// panel and root CB to the CPU kernel's (max |diff| <= 1e-13 · max |L|) or
+/// the failure. Returns the number of subtree tasks compared.
+idx_t compare_subtrees(const TaskGraph& G, const CscMatrix& A, double pivot_tol, const std::string& name,
+                       double tol = 1e-13) {
+  const FrontPlan& P = *G.plan;
+  FusedSubtreeIndex X;
+  EXPECT_TRUE(build_fused_subtree_index(G, X).ok());
+  std::vector<double> Lx(static_cast<std::size_t>(P.factor_size()), 0.0);
+  std::vector<std::vector<double>> own(G.blocks.size());
+  std::vector<double*> base(G.blocks.size());
+  for (std::size_t b = 0; b < G.blocks.size(); ++b) {
+    const Block& k = G.blocks[b];
+    if (k.offset >= 0) {
+      base[b] = Lx.data() + k.offset;
+    } else {
+      own[b].assign(static_cast<std::size_t>(std::max<idx_t>(k.ld * k.cols, 1)), 0.0);
+      base[b] = own[b].data();
+    }
+  }
+  FactorContext ctx;
+  ctx.values = A.values.data();
+  ctx.pivot_tol = pivot_tol;
+  idx_t compared = 0;
+  for (idx_t ti = 0; ti < static_cast<idx_t>(G.tasks.size()) && !ctx.failed; ++ti) {
+    const Task& t = G.tasks[ti];
+    std::vector<double*> ptrs;
+    for (idx_t a = t.acc_begin; a < t.acc_end; ++a) ptrs.push_back(base[static_cast<std::size_t>(G.accesses[a].block)]);
+    if (t.kind != TaskKind::subtree) {
+      run_task_cpu(G, ti, ptrs.data(), ctx);
+      continue;
+    }
+    const Block& pb = G.blocks[static_cast<std::size_t>(G.accesses[t.acc_begin].block)];
+    const idx_t mc = P.cb_order(t.front);
+    std::vector<double> panel(static_cast<std::size_t>(pb.rows), 7.0), cb(static_cast<std::size_t>(mc * mc), 7.0);
+    std::vector<double> ws(static_cast<std::size_t>(std::max<idx_t>(X.task[ti].workspace, 1)), 1e300);
+    const FrontResult em = fused_subtree_emulated(G, X, ti, A.values.data(), panel.data(),
+                                                  mc ? cb.data() : nullptr, ws.data(), pivot_tol);
+    FactorContext one;
+    one.values = A.values.data();
+    one.pivot_tol = pivot_tol;
+    run_task_cpu(G, ti, ptrs.data(), one);
+    ctx.record(FrontResult{one.failed ? FrontResult::State::failed : FrontResult::State::done, one.fail_column,
+                           one.fail_pivot, one.min_pivot_ratio});
+    ++compared;
+    if (one.failed) {
+      EXPECT_EQ(em.state, FrontResult::State::failed) << name << " " << task_name(G, t);
+      EXPECT_EQ(em.failed_column, one.fail_column) << name << " " << task_name(G, t);
+      EXPECT_NEAR(em.pivot, one.fail_pivot, 1e-10 * std::max(1.0, std::fabs(one.fail_pivot))) << name;
+      continue;
+    }
+    EXPECT_EQ(em.state, FrontResult::State::done) << name << " " << task_name(G, t);
+    EXPECT_NEAR(em.min_pivot_ratio, one.min_pivot_ratio, 1e-6 * one.min_pivot_ratio) << name;
+    // Norm-wise: ‖ΔL‖_F / ‖L‖_F over the panel and the root CB (element-wise
+    // agreement is not to be expected on ill-conditioned matrices: the CPU's
+    // blocked BLAS sums in another order, and cancellation amplifies it).
+    double num = 0, den = 0, maxd = 0, maxv = 0;
+    auto add = [&](double want, double got) {
+      num += (want - got) * (want - got), den += want * want;
+      maxd = std::max(maxd, std::fabs(want - got)), maxv = std::max(maxv, std::fabs(want));
+    };
+    for (idx_t i = 0; i < pb.rows; ++i) add(ptrs[0][i], panel[i]);
+    for (idx_t i = 0; i < mc * mc; ++i) add(ptrs[1][i], cb[i]);
+    const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    EXPECT_LE(rel, tol) << name << " " << task_name(G, t) << " (max element difference " << maxd << " of "
+                          << maxv << ")";
+    std::printf("[ %s %s: |dL|_F/|L|_F %.1e, max|dL|/max|L| %.1e ]\n", name.c_str(), task_name(G, t).c_str(), rel,
+                maxv > 0 ? maxd / maxv : maxd);
+  }
+  return compared;
+}
+
+struct NamedMatrix {
+  std::string name;
+  CscMatrix A;
+};
+
+std::vector<NamedMatrix> matrices() {
+  std::vector<NamedMatrix> ms;
+  ms.push_back({"random banded SPD n=4000 band 6 seed 1", random_banded_spd(4000, 6, 1)});
+  ms.push_back({"random banded SPD n=3000 band 12 seed 2", random_banded_spd(3000, 12, 2)});
+  ms.push_back({"random SPD n=500 density 0.01", testing::random_spd(500, 0.01, 3)});
+  ms.push_back({"activsg2000_hykkt_10", read_spd("activsg2000_hykkt_10.mtx")});
+  ms.push_back({"bcsstk13", read_spd("bcsstk13.mtx")});
+  ms.push_back({"opf_case10000_goc_kkt", read_spd("opf_case10000_goc_kkt.mtx")});
+  return ms;
+}
+
+TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
+  for (const NamedMatrix& m : matrices())
+    for (bool gpu : {false, true}) {
+      Solver solver;
+      const GraphOptions go = gpu ? gpu_graph_options(16) : GraphOptions{};
+      ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << m.name;
+      FusedSubtreeIndex X;
+      ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << m.name;
+      EXPECT_FALSE(X.empty) << m.name;
+      check_structure(solver.graph(), X, m.name + (gpu ? " (GPU graph)" : ""));
+    }
+}
+
+/// ‖a − b‖_F / ‖b‖_F.
+double frobenius_rel(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// Sensitivity of the CPU factor of A (sequential executor, graph options
+/// go): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
+/// (1 + 1e-15·u), u uniform in (-1, 1), seeded. Two backward-stable
+/// factorisations that sum in different orders differ by about this much;
+/// on ill-conditioned matrices (the condensed power-grid KKT systems, pivot
+/// ratios near 1e-8) it is far above 1e-13, so the tests allow
+/// max(1e-13, 10 × this) and print it.
+double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
+  Solver s1;
+  EXPECT_TRUE(s1.analyse(A, AnalysisOptions{}, go).ok());
+  EXPECT_TRUE(s1.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  const std::vector<double> ref = s1.factor().Lx;
+  CscMatrix B = A;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (double& x : B.values) x *= 1.0 + 1e-15 * u(rng);
+  EXPECT_TRUE(s1.factorize(B, FactorOptions{}, Executor::sequential).ok());
+  return frobenius_rel(s1.factor().Lx, ref);
+}
+
+/// The emulation gives the CPU subtree kernel's panel and root CB to 1e-13
+/// norm-wise (or 10 times the CPU's own spread when that is larger).
+TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
+  for (const NamedMatrix& m : matrices()) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << m.name;
+    const double spread = cpu_spread(m.A, gpu_graph_options(16));
+    std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", m.name.c_str(), spread);
+    EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, m.name, std::max(1e-13, 10 * spread)), 0) << m.name;
+  }
+}
+
+/// A negative diagonal entry in a column inside a fused subtree (a
+/// non-positive pivot: LAPACK's info), then a tiny positive pivot that only
+/// the relative test refuses: the emulation reports the CPU's column and pivot.
+TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
+  const CscMatrix A0 = random_banded_spd(3000, 8, 5);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A0, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  const TaskGraph& G = solver.graph();
+  const FrontPlan& P = solver.plan();
+  idx_t checked = 0;
+  for (idx_t s = 0; s < P.nsuper && checked < 6; s += std::max<idx_t>(1, P.nsuper / 7)) {
+    if (G.mode[s] != FrontMode::in_subtree) continue;
+    const idx_t col = P.symbolic->super_start[s] + P.ncols(s) - 1;  // last pivot of front s
+    const idx_t orig = solver.symbolic().perm[col];
+    CscMatrix B = A0;
+    for (idx_t p = B.colptr[orig]; p < B.colptr[orig + 1]; ++p)
+      if (B.rowind[p] == orig) B.values[p] = -B.values[p];
+    EXPECT_GT(compare_subtrees(G, B, 0.0, "negative pivot at column " + std::to_string(col)), 0);
+    ++checked;
+  }
+  EXPECT_GT(checked, 2);
+  // Relative test only: with pivot_tol 0.9 most pivots of a diagonally
+  // dominant matrix still pass, some fail: the first failing one counts.
+  EXPECT_GT(compare_subtrees(G, A0, 0.9, "pivot_tol 0.9"), 0);
+}
+
+/// The GPU graph option: the power-grid matrix is at most 50 tasks, every
+/// fused front has order <= 232 (the default bound).
+TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
+  const CscMatrix A = read_spd("activsg2000_hykkt_10.mtx");
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  const TaskGraph& G = solver.graph();
+  const GraphStats gs = graph_stats(G);
+  std::printf("[ activsg2000_hykkt_10, GPU graph: %lld tasks (%lld subtree), %lld of %lld fronts fused ]\n",
+              static_cast<long long>(gs.tasks), static_cast<long long>(gs.by_kind[0]),
+              static_cast<long long>(gs.fronts_in_subtrees), static_cast<long long>(gs.fronts));
+  EXPECT_LE(gs.tasks, 50);
+  for (idx_t s = 0; s < solver.plan().nsuper; ++s)
+    if (G.mode[s] == FrontMode::in_subtree) {
+      EXPECT_LE(solver.plan().front_order(s), 232);
+    }
+  GraphOptions bad = gpu_graph_options(16);
+  bad.max_subtree_front = -1;
+  Solver s2;
+  EXPECT_EQ(s2.analyse(A, AnalysisOptions{}, bad).code, StatusCode::invalid_argument);
+}
+
+/// With the testing aid that attaches GPU buffers without CUDA workers, the
+/// executor registers the fused index once per analysis: two factorisations
+/// build it once, a new analysis builds it again; results are unchanged.
+TEST(FusedSubtreeIndex, ExecutorUploadsTheIndexOncePerAnalysis) {
+  std::unique_ptr<StarpuRuntime> rt;
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
+  set_gpu_assembly_buffers_without_cuda(true);
+  const CscMatrix A = random_banded_spd(2000, 6, 9);
+  Solver solver;
+  GraphOptions go = gpu_graph_options(2);
+  // Several subtree tasks and front tasks above them: the smallest bound on
+  // fused front orders that leaves more than one subtree task.
+  for (go.max_subtree_front = 8; go.max_subtree_front < 64; go.max_subtree_front += 2) {
+    ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+    if (graph_stats(solver.graph()).by_kind[static_cast<int>(TaskKind::subtree)] > 1) break;
+  }
+  ASSERT_GT(graph_stats(solver.graph()).by_kind[static_cast<int>(TaskKind::subtree)], 1);
+  const long long b0 = gpu_assembly_index_builds();
+  ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  const std::vector<double> ref = solver.factor().Lx;
+  for (int rep = 0; rep < 2; ++rep) {
+    ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());
+    EXPECT_EQ(solver.factor().Lx, ref);
+  }
+  EXPECT_EQ(gpu_assembly_index_builds() - b0, 1);
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+  ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  EXPECT_EQ(gpu_assembly_index_builds() - b0, 2);
+  set_gpu_assembly_buffers_without_cuda(false);
+}
+
+}  // namespace
+}  // namespace starfront
