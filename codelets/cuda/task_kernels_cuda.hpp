@@ -10,8 +10,9 @@
 namespace starfront {
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
-/// syrk, gemm, assemble, extend_add); the others (subtree, front) run on CPU
-/// workers only and StarPU moves their data.
+/// syrk, gemm, assemble, extend_add, and front, whose CUDA implementation is
+/// the LDLᵀ one only: the executor sends Cholesky fronts to CPU workers);
+/// subtree tasks run on CPU workers only and StarPU moves their data.
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
@@ -28,6 +29,11 @@ bool has_cuda_impl(TaskKind k);
 /// A's values (nnz_a doubles) and the index entries; extend_add the index
 /// columns and row map (gpu_assembly_cache.hpp); they queue their kernels
 /// (assembly_kernels.hpp) on the worker's stream without synchronising.
+/// front (LDLᵀ factorisations only) needs four extra vector buffers after the
+/// task's accesses: A's values (double), the plan's a_src, a_dst and rel
+/// (idx_t); it assembles the front, factorises its panel with the CPU's pivot
+/// decisions (front_ldlt_kernels.hpp), synchronises the stream once to bring
+/// pivots, D and counts to the host (ctx.ldlt), then queues the CB update.
 void graph_task_cuda(void* buffers[], void* cl_arg);
 
 /// Tasks of kind k run by CUDA workers since the process started.

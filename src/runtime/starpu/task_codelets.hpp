@@ -1,9 +1,10 @@
 // The StarPU codelets of the task graph: one per task kind (so that each kind
 // has its own name and performance model in traces and schedulers), all
 // running run_task_cpu on the CPU; with STARFRONT_HAVE_CUDA the tile kinds
-// (potrf, trsm, syrk, gemm) and the assembly of tiled fronts (assemble,
-// extend_add) also have a CUDA implementation (codelets/cuda,
-// STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
+// (potrf, trsm, syrk, gemm), the assembly of tiled fronts (assemble,
+// extend_add) and the LDLᵀ front (front, only when the factorisation is an
+// LDLᵀ: the executor keeps Cholesky fronts on CPUs) also have a CUDA
+// implementation (codelets/cuda, STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
 // order, then, for assemble and extend_add when CUDA workers exist, two
 // read-only vectors of the GPU assembly index (starpu_executor.cpp; the CPU
 // implementation never looks past the task's accesses). Performance model: STARPU_PER_ARCH from the
@@ -66,6 +67,15 @@ struct starpu_codelet* task_codelet(TaskKind k);
 /// implementation: 1000 s (never placed there).
 double estimate_seconds_cuda(const Task& t);
 
+/// Estimated seconds of the LDLᵀ front task of front s (order m, k
+/// fully-summed columns) on one CUDA worker: 40 µs (assembly and panel
+/// launches, one stream synchronisation for the pivots) plus the panel's
+/// m·k² flops at 1e10 per second (one thread block, unblocked, in the CPU's
+/// arithmetic order: front_ldlt_kernels.hpp) plus the CB update's (m−k)²·k
+/// at 5 TFLOP/s (cuBLAS DSYRKX). The `front` kind's CUDA cost for Cholesky
+/// stays estimate_seconds_cuda's 1000 s (never placed there).
+double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s);
+
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
 /// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
@@ -75,7 +85,7 @@ long long cuda_task_executions(TaskKind k);
 long long cuda_potrf_fallbacks();
 
 /// Where the kinds with a CUDA implementation (tile kernels, assemble,
-/// extend_add) may run: CUDA workers
+/// extend_add, LDLᵀ fronts; Cholesky fronts always stay on CPUs) may run: CUDA workers
 /// only (true), or CPU and CUDA workers (false, the default). Without the
 /// CUDA codelets: no effect. Call only while no task is in flight
 /// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).
