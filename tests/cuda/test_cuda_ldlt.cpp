@@ -7,7 +7,8 @@
 //    pivots, zero diagonals), the small cases of the issue, and every matrix
 //    of ../shared/data/kkt (ldlt, and quasi-definite on sqd_*): the same
 //    inertia, perturbed / below-threshold / 2×2 counts and pivot sequence as
-//    the sequential (CPU) executor, solutions within 1e-13 relative (scaled
+//    the sequential (CPU) executor (see RandomIndefiniteGpuEqualsCpu for the
+//    random matrices whose pivot choice depends on rounding), solutions within 1e-13 relative (scaled
 //    by the condition number where that exceeds 1e2: the two factors differ
 //    by the rounding of the CB updates, cuBLAS against OpenBLAS), backward
 //    error <= 1e-12 after refinement.
@@ -271,7 +272,7 @@ double condition_1(const CscMatrix& A, const Solver& solver) {
 /// compares as the file header says. Returns the number of front tasks the
 /// GPU ran. `singular`: the matrix has a zero pivot (status singular on both).
 long long compare_gpu_cpu(const CscMatrix& A, FactorMethod m, const GraphOptions& go, const std::string& tag,
-                          bool singular = false) {
+                          bool singular = false, bool* pivots_differ = nullptr) {
   Solver cpu, gpu;
   EXPECT_TRUE(cpu.analyse(A, AnalysisOptions{}, go).ok()) << tag;
   EXPECT_TRUE(gpu.analyse(A, AnalysisOptions{}, go).ok()) << tag;
@@ -294,8 +295,12 @@ long long compare_gpu_cpu(const CscMatrix& A, FactorMethod m, const GraphOptions
   EXPECT_EQ(Fg.below_threshold_pivots, Fc.below_threshold_pivots) << tag;
   EXPECT_EQ(Fg.two_by_two_pivots, Fc.two_by_two_pivots) << tag;
   EXPECT_EQ(Fg.inertia_guaranteed, Fc.inertia_guaranteed) << tag;
-  EXPECT_TRUE(Fg.pivot_order == Fc.pivot_order) << tag << ": pivot sequences differ";
-  EXPECT_TRUE(Fg.pivot_size == Fc.pivot_size) << tag << ": pivot sizes differ";
+  if (pivots_differ) {
+    *pivots_differ = Fg.pivot_order != Fc.pivot_order || Fg.pivot_size != Fc.pivot_size;
+  } else {
+    EXPECT_TRUE(Fg.pivot_order == Fc.pivot_order) << tag << ": pivot sequences differ";
+    EXPECT_TRUE(Fg.pivot_size == Fc.pivot_size) << tag << ": pivot sizes differ";
+  }
   if (singular || !sc.ok() || !sg.ok()) return ran;
   const std::vector<double> b = random_vector(A.n, static_cast<std::uint64_t>(A.n) + 31);
   std::vector<double> xc = b, xg = b;
@@ -322,13 +327,25 @@ GraphOptions one_task_per_front() {
   return go;
 }
 
+/// Seeded random indefinite matrices, every front on the GPU. Everything is
+/// compared strictly, the pivot sequence too, except the pivot sequence of
+/// the kinds whose matrices have an exactly zero or 1e-12 diagonal: there a
+/// diagonal of the Schur complement can be a cancellation (exactly 0 in one
+/// summation order, rounding noise in another), so the choice between a 1×1
+/// and a 2×2 pivot depends on the CB update's summation order. Measured on
+/// the CPU alone (docs/LDLT.md, "On the GPU"): replacing the CPU's blocked
+/// DGEMM CB update by a plain loop changes the pivot sequence of the same 3
+/// of these 40 matrices that differed between GPU and CPU on the H200 (seed
+/// 1 kind 2, seeds 2 and 6 kind 3), with the same inertia and counts. Such
+/// differences are counted and printed; at most 4 of the 16 matrices of
+/// those kinds may show one.
 TEST(CudaLdlt, RandomIndefiniteGpuEqualsCpu) {
   std::unique_ptr<StarpuRuntime> rt;
   START_GPU_RUNTIME(rt, true);
   const IndefKind kinds[] = {IndefKind::general, IndefKind::zero_diagonal, IndefKind::all_zero_diag,
                              IndefKind::kkt, IndefKind::tiny_diagonal};
   long long fronts = 0, tasks = 0;
-  int cases = 0;
+  int cases = 0, rounding_dependent = 0;
   for (std::uint64_t seed = 1; seed <= 8; ++seed)
     for (IndefKind kind : kinds) {
       const idx_t n = 40 + static_cast<idx_t>((seed * 61 + static_cast<int>(kind) * 23) % 261);
@@ -337,7 +354,14 @@ TEST(CudaLdlt, RandomIndefiniteGpuEqualsCpu) {
       const std::string tag = "seed " + std::to_string(seed) + " kind " + std::to_string(static_cast<int>(kind)) +
                               " n " + std::to_string(n);
       const GraphOptions go = one_task_per_front();
-      fronts += compare_gpu_cpu(A, FactorMethod::ldlt, go, tag);
+      const bool cancelling = kind == IndefKind::all_zero_diag || kind == IndefKind::tiny_diagonal;
+      bool differ = false;
+      fronts += compare_gpu_cpu(A, FactorMethod::ldlt, go, tag, false, cancelling ? &differ : nullptr);
+      if (differ) {
+        ++rounding_dependent;
+        std::printf("[ %s: pivot sequence differs from the CPU's (zero/tiny diagonal; inertia and counts equal) ]\n",
+                    tag.c_str());
+      }
       Solver s;
       ASSERT_TRUE(s.analyse(A, AnalysisOptions{}, go).ok());
       tasks += static_cast<long long>(s.graph().tasks.size());
@@ -345,6 +369,7 @@ TEST(CudaLdlt, RandomIndefiniteGpuEqualsCpu) {
     }
   std::printf("[ %d random matrices: %lld front tasks on the GPU of %lld tasks ]\n", cases, fronts, tasks);
   EXPECT_EQ(fronts, tasks) << "with one task per front and fronts on the GPU only, every task is a GPU front";
+  EXPECT_LE(rounding_dependent, 4);
 }
 
 CscMatrix from_dense_lower(idx_t n, const std::vector<double>& M) {

@@ -102,7 +102,7 @@ double estimate_seconds_cuda(const Task& t) {
 
 double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s) {
   const double m = static_cast<double>(P.front_order(s)), k = static_cast<double>(P.ncols(s));
-  return 40e-6 + m * k * k / 1e10 + (m - k) * (m - k) * k / 5e12;
+  return 300e-6 + m * k * k / 1.5e9 + (m - k) * (m - k) * k / 5e12;
 }
 
 bool cuda_codelets_built() {

@@ -68,12 +68,17 @@ struct starpu_codelet* task_codelet(TaskKind k);
 double estimate_seconds_cuda(const Task& t);
 
 /// Estimated seconds of the LDLᵀ front task of front s (order m, k
-/// fully-summed columns) on one CUDA worker: 40 µs (assembly and panel
-/// launches, one stream synchronisation for the pivots) plus the panel's
-/// m·k² flops at 1e10 per second (one thread block, unblocked, in the CPU's
-/// arithmetic order: front_ldlt_kernels.hpp) plus the CB update's (m−k)²·k
-/// at 5 TFLOP/s (cuBLAS DSYRKX). The `front` kind's CUDA cost for Cholesky
-/// stays estimate_seconds_cuda's 1000 s (never placed there).
+/// fully-summed columns) on one CUDA worker: 300 µs per task, plus the
+/// panel's m·k² flops at 1.5e9 per second, plus the CB update's (m−k)²·k at
+/// 5e12 (cuBLAS DSYRKX). Calibrated from the H200 run of `ldlt_bench --gpu`
+/// (bench/README.md, "GPU LDLᵀ"): with every front on the GPU, 150 to 850 µs
+/// per front on the KKT matrices whatever their size, and the one-block
+/// panel kernel at about 2 to 4 GFLOP/s on the large fronts of indef3d:30,
+/// slower than a CPU core running the same kernel; the panel rate is set
+/// below the CPU model's 2e9 (estimate_seconds) so that dmda keeps
+/// panel-heavy fronts on CPUs and sends fronts with a large CB (m ≫ k) to the
+/// GPU. (Not re-measured after this calibration.) Cholesky fronts never run
+/// on a GPU (estimate_seconds_cuda's 1000 s).
 double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
