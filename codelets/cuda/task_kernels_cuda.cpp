@@ -20,6 +20,7 @@
 
 #include "cuda/assembly_kernels.hpp"
 #include "cuda/fused_subtree_kernel.hpp"
+#include "cuda/front_ldlt_kernels.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
@@ -428,11 +429,193 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   ctx.record(r);
 }
 
+/// Device and pinned host buffers of the LDLᵀ front task on one CUDA worker
+/// (one thread), grown on demand (after a synchronisation of the worker's
+/// stream, so that no queued work uses a freed buffer) and never shrunk.
+struct LdltWorkspace {
+  double* sc = nullptr;       ///< column scales of the front (k), permuted by the kernel
+  long long* perm = nullptr;  ///< pivot order (k)
+  signed char* pivsize = nullptr;
+  double* d_off = nullptr;
+  GpuLdltCounts* counts = nullptr;
+  std::size_t cap = 0;        ///< k capacity of the five arrays above (device)
+  long long* h_perm = nullptr;  ///< pinned copies
+  signed char* h_pivsize = nullptr;
+  double* h_d_off = nullptr;
+  GpuLdltCounts* h_counts = nullptr;
+  double* W = nullptr;        ///< L21·D (mc×k)
+  std::size_t w_cap = 0;      ///< doubles
+  ~LdltWorkspace() { release(); cudaFree(W); }
+  void release() {
+    cudaFree(sc);
+    cudaFree(perm);
+    cudaFree(pivsize);
+    cudaFree(d_off);
+    cudaFree(counts);
+    cudaFreeHost(h_perm);
+    cudaFreeHost(h_pivsize);
+    cudaFreeHost(h_d_off);
+    cudaFreeHost(h_counts);
+    sc = d_off = h_d_off = nullptr;
+    perm = h_perm = nullptr;
+    pivsize = h_pivsize = nullptr;
+    counts = h_counts = nullptr;
+    cap = 0;
+  }
+  /// Room for k pivots and a W of w doubles; stream: the worker's.
+  cudaError_t reserve(std::size_t k, std::size_t w, cudaStream_t stream) {
+    cudaError_t e = cudaSuccess;
+    if ((k > cap || w > w_cap) && (e = cudaStreamSynchronize(stream)) != cudaSuccess) return e;
+    if (k > cap) {
+      release();
+      const std::size_t c = std::max<std::size_t>(k, 256);
+      if ((e = cudaMalloc(&sc, sizeof(double) * c)) != cudaSuccess ||
+          (e = cudaMalloc(&perm, sizeof(long long) * c)) != cudaSuccess ||
+          (e = cudaMalloc(&pivsize, c)) != cudaSuccess ||
+          (e = cudaMalloc(&d_off, sizeof(double) * c)) != cudaSuccess ||
+          (e = cudaMalloc(&counts, sizeof(GpuLdltCounts))) != cudaSuccess ||
+          (e = cudaMallocHost(&h_perm, sizeof(long long) * c)) != cudaSuccess ||
+          (e = cudaMallocHost(&h_pivsize, c)) != cudaSuccess ||
+          (e = cudaMallocHost(&h_d_off, sizeof(double) * c)) != cudaSuccess ||
+          (e = cudaMallocHost(&h_counts, sizeof(GpuLdltCounts))) != cudaSuccess) {
+        release();
+        return e;
+      }
+      cap = c;
+    }
+    if (w > w_cap) {
+      cudaFree(W);
+      W = nullptr;
+      w_cap = 0;
+      if ((e = cudaMalloc(&W, sizeof(double) * w)) != cudaSuccess) return e;
+      w_cap = w;
+    }
+    return cudaSuccess;
+  }
+};
+
+LdltWorkspace& local_ldlt_workspace() {
+  thread_local std::vector<std::unique_ptr<LdltWorkspace>> per_device;
+  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
+  if (per_device.size() <= dev) per_device.resize(dev + 1);
+  if (!per_device[dev]) per_device[dev] = std::make_unique<LdltWorkspace>();
+  return *per_device[dev];
+}
+
+/// LDLᵀ of untiled front s on the GPU (ctx.ldlt.active): buffers panel,
+/// [CB], the children's CBs (child_list order), then the extra vectors of
+/// ldlt_front_extra_buffers (A's values, a_src, a_dst, rel). Assembly and
+/// extend-add kernels (the CPU's summation order), the panel kernel (the
+/// CPU's pivot decisions and arithmetic), then pivots, D and counts copied
+/// to the host with one synchronisation of the worker's stream and written
+/// into ctx.ldlt as the CPU kernel does; finally W = L21·D and the CB update
+/// CB −= W·L21ᵀ (cublasDsyrkx, lower triangle), queued without waiting.
+void front_ldlt(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const Task& t = G.tasks[ti];
+  LdltFactorState& st = ctx.ldlt;
+  const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
+  const idx_t f = P.symbolic->super_start[s], nacc = t.acc_end - t.acc_begin;
+  const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
+  // The panel is one contiguous block of Lx (m·k doubles seen as an
+  // (m·k)×1 matrix: task_graph.cpp's panel_block), laid out m×k with
+  // leading dimension m; then the CB slot when m > k, then one CB per child.
+  if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
+      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
+    ctx.record_device_error("unexpected buffers for the GPU LDLT front task " + where(G, t));
+    return;
+  }
+  double* L = ptr_of(buffers[0]);
+  double* cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
+  const idx_t first_child = mc > 0 ? 2 : 1;
+  const double* values = extra_of<double>(buffers, nacc, 0);
+  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
+  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
+  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  const idx_t q0 = P.a_ptr[s];
+  if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
+               "LDLT assembly kernel launch", G, t, ctx))
+    return;
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+    const idx_t c = P.child_list[q];
+    const double* child = ptr_of(buffers[first_child + (q - P.child_ptr[s])]);
+    if (!cuda_ok(launch_ldlt_extend_add(L, m, k, cb, child, P.cb_order(c), rel + P.rel_ptr[c], stream),
+                 "LDLT extend-add kernel launch", G, t, ctx))
+      return;
+  }
+  LdltWorkspace& w = local_ldlt_workspace();
+  const auto ku = static_cast<std::size_t>(k);
+  if (!cuda_ok(w.reserve(ku, static_cast<std::size_t>(mc) * ku, stream), "cudaMalloc", G, t, ctx)) return;
+  GpuLdltParams prm;
+  prm.pivoting = st.params.pivoting == LdltPivoting::none ? 1 : 0;
+  prm.u = st.params.u;
+  prm.tau = st.params.tau;
+  prm.zero_rel = st.params.zero_rel;
+  if (!cuda_ok(cudaMemcpyAsync(w.sc, st.col_scale.data() + f, sizeof(double) * ku, cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(launch_ldlt_panel(L, m, k, prm, w.sc, w.perm, w.pivsize, w.d_off, w.counts, stream),
+               "LDLT panel kernel launch", G, t, ctx) ||
+      !cuda_ok(cudaMemcpyAsync(w.h_perm, w.perm, sizeof(long long) * ku, cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaMemcpyAsync(w.h_pivsize, w.pivsize, ku, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync",
+               G, t, ctx) ||
+      !cuda_ok(cudaMemcpyAsync(w.h_d_off, w.d_off, sizeof(double) * ku, cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaMemcpyAsync(w.h_counts, w.counts, sizeof(GpuLdltCounts), cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
+    return;
+  // Host side, as factor_front_ldlt_cpu: this front's range of the pivot
+  // arrays (no other task writes it), then the counts under st's lock.
+  std::vector<idx_t> perm(ku);
+  for (idx_t i = 0; i < k; ++i) {
+    perm[i] = w.h_perm[i];
+    st.pivot_order[f + i] = f + perm[i];
+    st.pivot_size[f + i] = w.h_pivsize[i];
+    st.d_off[f + i] = w.h_d_off[i];
+  }
+  const GpuLdltCounts& g = *w.h_counts;
+  LdltCounts c;
+  c.positive = g.positive;
+  c.negative = g.negative;
+  c.zero = g.zero;
+  c.perturbed = g.perturbed;
+  c.below_threshold = g.below_threshold;
+  c.two_by_two = g.two_by_two;
+  c.first_zero = g.first_zero;
+  c.first_nonfinite = g.first_nonfinite;
+  c.nonfinite_pivot = g.nonfinite_pivot;
+  st.add(c, f, perm.data());
+  FrontResult r;
+  r.min_pivot_ratio = std::numeric_limits<double>::infinity();
+  if (c.first_nonfinite >= 0) {
+    r.state = FrontResult::State::failed;
+    r.failed_column = f + perm[c.first_nonfinite];
+    r.pivot = c.nonfinite_pivot;
+    ctx.record(r);
+    return;
+  }
+  if (mc > 0) {
+    cublasHandle_t h = local_cublas(G, t, ctx);
+    if (!h) return;
+    const double minus_one = -1.0, one = 1.0;
+    if (!cuda_ok(launch_ldlt_w(L, m, k, w.pivsize, w.d_off, w.W, stream), "LDLT W kernel launch", G, t, ctx) ||
+        !cublas_ok(cublasDsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(mc), static_cast<int>(k),
+                                &minus_one, w.W, static_cast<int>(mc), L + k, static_cast<int>(m), &one, cb,
+                                static_cast<int>(mc)),
+                   "cublasDsyrkx", G, t, ctx))
+      return;
+  }
+  r.state = FrontResult::State::done;
+  ctx.record(r);
+}
+
 }  // namespace
 
 bool has_cuda_impl(TaskKind k) {
   return k == TaskKind::potrf || k == TaskKind::trsm || k == TaskKind::syrk || k == TaskKind::gemm ||
-         k == TaskKind::assemble || k == TaskKind::extend_add || k == TaskKind::subtree;
+         k == TaskKind::assemble || k == TaskKind::extend_add || k == TaskKind::subtree || k == TaskKind::front;
 }
 
 void graph_task_cuda(void* buffers[], void* cl_arg) {
@@ -441,7 +624,14 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   const Task& t = G.tasks[a->task];
   FactorContext& ctx = *a->ctx;
   ++g_executions[static_cast<int>(t.kind)];
-  if (ctx.failed) return;  // the factorisation already failed: nothing left is useful
+  if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
+  if (t.kind == TaskKind::front) {
+    // Only LDLᵀ fronts have a GPU implementation; the executor keeps
+    // Cholesky fronts on CPU workers.
+    if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);
+    else ctx.record_device_error("no CUDA implementation of the Cholesky front task " + task_name(G, t));
+    return;
+  }
   if (ctx.ldlt.active) {  // as run_task_cpu: tiled LDLᵀ is not implemented
     std::lock_guard<std::mutex> lock(ctx.mutex);
     ctx.ldlt.unsupported_task = true;

@@ -10,8 +10,9 @@
 namespace starfront {
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
-/// syrk, gemm, assemble, extend_add, subtree); `front` runs on CPU workers
-/// only and StarPU moves its data.
+/// syrk, gemm, assemble, extend_add, subtree, and front, whose CUDA
+/// implementation is the LDLᵀ one only: the executor sends Cholesky fronts
+/// to CPU workers).
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
@@ -32,6 +33,11 @@ bool has_cuda_impl(TaskKind k);
 /// the fused index blob; it runs the whole subtree in one kernel launch
 /// (fused_subtree_kernel.hpp) and synchronises the stream to record its
 /// pivot outcome (the same column and pivot as the CPU on failure).
+/// front (LDLᵀ factorisations only) needs four extra vector buffers after the
+/// task's accesses: A's values (double), the plan's a_src, a_dst and rel
+/// (idx_t); it assembles the front, factorises its panel with the CPU's pivot
+/// decisions (front_ldlt_kernels.hpp), synchronises the stream once to bring
+/// pivots, D and counts to the host (ctx.ldlt), then queues the CB update.
 void graph_task_cuda(void* buffers[], void* cl_arg);
 
 /// Tasks of kind k run by CUDA workers since the process started.

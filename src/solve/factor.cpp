@@ -88,6 +88,10 @@ Status ldlt_status(const FrontPlan& P, const FactorContext& ctx, NumericFactor& 
   // with u >= 0.01 (growth of L bounded by 100), so that the computed
   // factorisation is that of a nearby matrix (docs/LDLT.md).
   F.inertia_guaranteed = F.perturbed_pivots == 0 && F.below_threshold_pivots == 0 && st.params.u >= 0.01;
+  // A failed GPU task (CUDA, cuBLAS, or unexpected buffers) leaves its
+  // front unfactorised and stops the later tasks: never a success.
+  if (!ctx.device_error.empty())
+    return Status::error(StatusCode::runtime_error, "GPU task failed: " + ctx.device_error);
   const std::vector<idx_t>& perm = P.symbolic->perm;
   char buf[400];
   if (st.unsupported_task)

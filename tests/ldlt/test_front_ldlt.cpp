@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cpu/front_ldlt.hpp"
+#include "cpu/task_kernels.hpp"
+#include "solve/factor.hpp"
 #include "ldlt/ldlt_test_util.hpp"
 
 namespace starfront {
@@ -191,6 +193,22 @@ TEST(FrontLdlt, TinyPivotWithoutAlternativeIsPerturbedAndCounted) {
   EXPECT_EQ(r.counts.perturbed, 1);
   EXPECT_EQ(r.counts.positive, 1);
   EXPECT_EQ(r.counts.zero, 0);
+}
+
+/// A device failure recorded by a GPU LDLᵀ front task (FactorContext::
+/// record_device_error) makes the LDLᵀ factorisation a runtime_error, never a
+/// success with the counts of the fronts that did run.
+TEST(FrontLdlt, DeviceErrorIsNeverASuccess) {
+  FrontPlan P;
+  FactorContext ctx;
+  ctx.ldlt.active = true;
+  ctx.ldlt.totals.positive = 3;
+  NumericFactor F;
+  F.method = FactorMethod::ldlt;
+  ctx.record_device_error("cudaMalloc: out of memory in front f0");
+  const Status st = context_status(P, ctx, F);
+  EXPECT_EQ(st.code, StatusCode::runtime_error);
+  EXPECT_NE(st.message.find("GPU task failed: cudaMalloc"), std::string::npos) << st.message;
 }
 
 }  // namespace

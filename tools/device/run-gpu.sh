@@ -11,6 +11,11 @@
 # the pip nvidia-* packages of its python3). Usage:
 #   bash tools/device/run-gpu.sh [INPUT...]   (default: the SPD matrices, lap3d:40:27, lap3d:50:27;
 #                                              then lap3d:60:27 alone, one timed run, no CHOLMOD)
+#   bash tools/device/run-gpu.sh --ldlt       (GPU LDLᵀ: test_cuda_ldlt, test_cuda_factorize,
+#                                              ldlt_bench --gpu on kkt/*.mtx, indef3d:20, indef3d:30;
+#                                              starfront solve --method ldlt --ncuda 1 on sqd_stcqp2;
+#                                              ldlt_gpu_tests.txt, gpu_tests.txt, ldlt_gpu_bench.md/.log,
+#                                              ldlt_cli.json)
 #   bash tools/device/run-gpu.sh --variants   (GPU-run variants on lap3d 50^3 and 60^3:
 #                                              tiles on the GPU only, pinned factor, dmdas,
 #                                              tiles of 512; gpu_variants.md)
@@ -32,9 +37,23 @@ export STARPU_SILENT=1 STARPU_HOME=$work
   nvidia-smi -L; nproc; uname -r
   ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"
 } 2>&1 | tee "$out/env.txt"
+cores=$(nproc)
+if [ "${1:-}" = "--ldlt" ]; then  # GPU LDLᵀ (issue 7): its tests, the GPU tests, ldlt_bench --gpu
+  t=$b/bin/test_cuda_ldlt
+  export STARFRONT_REQUIRE_GPU=1 STARFRONT_TEST_DATA_DIR=$b/data
+  { timeout 15 "$t" --gtest_filter='CudaLdltPanel.*'; timeout 80 "$t" --gtest_filter='CudaLdlt.*'; } 2>&1 |
+    grep -v perf_model_add_dir | tee "$out/ldlt_gpu_tests.txt"
+  timeout 40 "$b/bin/test_cuda_factorize" 2>&1 | grep -v perf_model_add_dir | tee "$out/gpu_tests.txt"
+  timeout 70 "$b/bin/ldlt_bench" --gpu --repeat 3 --ncpu "$cores" "$b"/data/kkt/*.mtx indef3d:20 indef3d:30 \
+    2>"$out/ldlt_gpu_bench.log" | tee "$out/ldlt_gpu_bench.md"
+  tail -n 30 "$out/ldlt_gpu_bench.log"
+  timeout 20 "$b/bin/starfront" solve "$b/data/kkt/sqd_stcqp2.mtx" --method ldlt --ncuda 1 --sched dmda \
+    --json >"$out/ldlt_cli.json" 2>&1
+  cat "$out/ldlt_cli.json"
+  exit 0
+fi
 STARFRONT_REQUIRE_GPU=1 timeout 150 "$b/bin/test_cuda_factorize" 2>&1 | grep -v perf_model_add_dir |
   tee "$out/gpu_tests.txt"
-cores=$(nproc)
 if [ "${1:-}" = "--variants" ]; then  # GPU-run variants on lap3d 50^3 and 60^3 (bench/README.md)
   m=(lap3d:50:27 lap3d:60:27)
   q=(--repeat 2 --ncpu "$cores" --no-cholmod --no-cusolversp)

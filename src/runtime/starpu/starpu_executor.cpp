@@ -3,6 +3,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -179,13 +180,34 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     run->gpu = gpu_assembly_data(G);  // (StarPU vectors count elements in 32 bits)
   const bool gpu_assembly = run->gpu && !run->gpu->index.empty;
   const bool gpu_fused = run->gpu && want_fused && !run->gpu->fused.empty;
+  // GPU LDLᵀ fronts (issue 7): with CUDA workers, each LDLᵀ `front` task
+  // may run on a GPU (task_kernels_cuda.cpp: front_ldlt); it then assembles
+  // its front itself and reads, after the graph's accesses, four read-only
+  // vectors: A's values and the plan's a_src, a_dst and rel (registered per
+  // factorisation; StarPU copies them to a GPU once). Without them, or for
+  // Cholesky, front tasks run on CPU workers; LDLᵀ subtree tasks always do.
+  const bool ldlt_gpu = cuda_workers && ctx.ldlt.active && P.nnz_a > 0 &&
+                        P.nnz_a <= static_cast<idx_t>(UINT32_MAX) &&
+                        static_cast<idx_t>(P.rel.size()) <= static_cast<idx_t>(UINT32_MAX);
   starpu_data_handle_t values_handle = nullptr;
-  if (gpu_assembly || gpu_fused)
+  if (gpu_assembly || gpu_fused || ldlt_gpu)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
                                 static_cast<uint32_t>(P.nnz_a), sizeof(double));
+  std::array<starpu_data_handle_t, 3> ldlt_index{};  // a_src, a_dst, rel
+  static const idx_t no_rel = -1;  // stands for an empty rel (a single front): never read
+  if (ldlt_gpu) {
+    auto reg = [](starpu_data_handle_t& h, const idx_t* p, std::size_t n) {
+      starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(p),
+                                  static_cast<uint32_t>(n), sizeof(idx_t));
+    };
+    reg(ldlt_index[0], P.a_src.data(), P.a_src.size());
+    reg(ldlt_index[1], P.a_dst.data(), P.a_dst.size());
+    if (P.rel.empty()) reg(ldlt_index[2], &no_rel, 1);
+    else reg(ldlt_index[2], P.rel.data(), P.rel.size());
+  }
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
-  reserve_codelet_buffers(max_buffers + 2);
+  reserve_codelet_buffers(max_buffers + 4);
   // With CUDA workers, Lx is page-locked once and stays so while the factor
   // lives (refactorisations reuse it): copies of its blocks between the host
   // and the GPUs are then asynchronous DMA at full bus speed, not staged
@@ -226,8 +248,14 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       descr.push_back({values_handle, STARPU_R});
       descr.push_back({run->gpu->fused_blob, STARPU_R});
     }
-    // Without the index an assembly or subtree task must not go to a CUDA worker.
-    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused)
+    const bool front = task.kind == TaskKind::front;
+    if (front && ldlt_gpu) {
+      descr.push_back({values_handle, STARPU_R});
+      for (starpu_data_handle_t x : ldlt_index) descr.push_back({x, STARPU_R});
+    }
+    // Without the index an assembly or subtree task must not go to a CUDA
+    // worker; a front task only goes there for LDLᵀ with the extra buffers.
+    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !ldlt_gpu)
                                          ? STARPU_CPU
                                          : task_codelet(task.kind)->where;
     const int ret = starpu_task_insert(
@@ -266,6 +294,8 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     for (idx_t x = 0; x < nb; ++x)
       if (h[x])
         starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
+  for (starpu_data_handle_t x : ldlt_index)
+    if (x) starpu_data_unregister_submit(x);
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.

@@ -33,8 +33,11 @@ void graph_task_cpu(void* buffers[], void* cl_arg) {
 double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* arch, unsigned /*nimpl*/) {
   const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
   const Task& t = a->graph->tasks[a->task];
-  if (arch && arch->ndevices > 0 && arch->devices[0].type == STARPU_CUDA_WORKER)
+  if (arch && arch->ndevices > 0 && arch->devices[0].type == STARPU_CUDA_WORKER) {
+    if (t.kind == TaskKind::front && a->ctx->ldlt.active)
+      return 1e6 * estimate_seconds_cuda_ldlt_front(*a->graph->plan, t.front);
     return 1e6 * estimate_seconds_cuda(t);
+  }
   return 1e6 * estimate_seconds(t);
 }
 
@@ -96,6 +99,11 @@ double estimate_seconds_cuda(const Task& t) {
     case TaskKind::subtree: return 30e-6 + t.flops / 5e10;
     default: return 1e3;  // no CUDA implementation: never chosen
   }
+}
+
+double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s) {
+  const double m = static_cast<double>(P.front_order(s)), k = static_cast<double>(P.ncols(s));
+  return 300e-6 + m * k * k / 1.5e9 + (m - k) * (m - k) * k / 5e12;
 }
 
 bool cuda_codelets_built() {

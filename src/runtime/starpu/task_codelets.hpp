@@ -1,9 +1,10 @@
 // The StarPU codelets of the task graph: one per task kind (so that each kind
 // has its own name and performance model in traces and schedulers), all
 // running run_task_cpu on the CPU; with STARFRONT_HAVE_CUDA the tile kinds
-// (potrf, trsm, syrk, gemm) and the assembly of tiled fronts (assemble,
-// extend_add) also have a CUDA implementation (codelets/cuda,
-// STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
+// (potrf, trsm, syrk, gemm), the assembly of tiled fronts (assemble,
+// extend_add) and the LDLᵀ front (front, only when the factorisation is an
+// LDLᵀ: the executor keeps Cholesky fronts on CPUs) also have a CUDA
+// implementation (codelets/cuda, STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
 // order, then, for assemble and extend_add when CUDA workers exist, two
 // read-only vectors of the GPU assembly index (starpu_executor.cpp; the CPU
 // implementation never looks past the task's accesses). Performance model: STARPU_PER_ARCH from the
@@ -72,6 +73,20 @@ struct starpu_codelet* task_codelet(TaskKind k);
 /// implementation: 1000 s (never placed there).
 double estimate_seconds_cuda(const Task& t);
 
+/// Estimated seconds of the LDLᵀ front task of front s (order m, k
+/// fully-summed columns) on one CUDA worker: 300 µs per task, plus the
+/// panel's m·k² flops at 1.5e9 per second, plus the CB update's (m−k)²·k at
+/// 5e12 (cuBLAS DSYRKX). Calibrated from the H200 run of `ldlt_bench --gpu`
+/// (bench/README.md, "GPU LDLᵀ"): with every front on the GPU, 150 to 850 µs
+/// per front on the KKT matrices whatever their size, and the one-block
+/// panel kernel at about 2 to 4 GFLOP/s on the large fronts of indef3d:30,
+/// slower than a CPU core running the same kernel; the panel rate is set
+/// below the CPU model's 2e9 (estimate_seconds) so that dmda keeps
+/// panel-heavy fronts on CPUs and sends fronts with a large CB (m ≫ k) to the
+/// GPU. (Not re-measured after this calibration.) Cholesky fronts never run
+/// on a GPU (estimate_seconds_cuda's 1000 s).
+double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s);
+
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
 /// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
@@ -90,7 +105,7 @@ double cuda_fused_kernel_part_seconds(int part);
 long long cuda_potrf_fallbacks();
 
 /// Where the kinds with a CUDA implementation (tile kernels, assemble,
-/// extend_add, fused subtrees) may run: CUDA workers
+/// extend_add, fused subtrees, LDLᵀ fronts; Cholesky fronts always stay on CPUs) may run: CUDA workers
 /// only (true), or CPU and CUDA workers (false, the default). Without the
 /// CUDA codelets: no effect. Call only while no task is in flight
 /// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).
