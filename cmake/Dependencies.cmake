@@ -38,6 +38,8 @@ if(STARFRONT_MPI AND NOT _sf_mpi_found)
 endif()
 if(STARFRONT_MPI)
   message(STATUS "starfront: StarPU-MPI executor ON (MPI ${MPI_C_VERSION}, StarPU-MPI ${STARPUMPI_VERSION})")
+elseif(NOT STARFRONT_CORE_ONLY AND _sf_mpi_found)
+  message(STATUS "starfront: StarPU-MPI executor OFF (-DSTARFRONT_MPI=OFF)")
 elseif(NOT STARFRONT_CORE_ONLY)
   message(STATUS "starfront: StarPU-MPI executor OFF (Open MPI or StarPU's starpumpi-1.4 not found: "
                  "tools/deps/install-deps.sh installs both)")

@@ -1,7 +1,8 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
-//                   [--ncuda N] [--sched NAME] [--executor starpu|sequential] [--json]
+//                   [--ncuda N] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
 //                   [--trace DIR]
+//   mpirun -np P starfront solve FILE.mtx   (StarPU-MPI: distributed factorisation, rank 0 reports)
 //   starfront trace summary DIR [--json]
 //   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
 //   starfront generate laplace3d N [--stencil 7|27] [-o FILE]
@@ -77,8 +78,10 @@ int main(int argc, char** argv) {
   solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();
   solve->add_option("--sched", sa.sched, "StarPU scheduler (lws, eager, dmda, ...)")
       ->capture_default_str();
-  solve->add_option("--executor", sa.executor, "starpu, or sequential (in-process reference)")
-      ->check(CLI::IsMember({"starpu", "sequential"}))
+  solve->add_option("--executor", sa.executor,
+                    "starpu, sequential (in-process reference), or starpu-mpi (StarPU-MPI over "
+                    "MPI_COMM_WORLD; the default for starpu when launched by mpirun)")
+      ->check(CLI::IsMember({"starpu", "sequential", "starpu-mpi"}))
       ->capture_default_str();
   solve->add_option("--watchdog", sa.watchdog,
                     "seconds without any task completing before the factorisation is cancelled "
@@ -182,6 +185,7 @@ int main(int argc, char** argv) {
       return usage_error("plan: " + why);
     return starfront::tools::run_plan(pa, dot_out, json_out, check_slots);
   }
+  sa.mpi = sa.executor == "starpu-mpi" || (sa.executor == "starpu" && starfront::tools::launched_by_mpi());
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
     return usage_error("solve: " + why);
   return starfront::tools::run_solve(sa);
