@@ -18,7 +18,7 @@ namespace {
 starfront::testing::CliRun mpirun(int np, const std::string& args) {
   return starfront::testing::run_cli(
       "--oversubscribe -np " + std::to_string(np) + " " + STARFRONT_CLI_PROGRAM + " " + args,
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none");
 }
 
 std::string data(const std::string& rel) { return std::string(STARFRONT_DATA_DIR) + "/" + rel; }

@@ -372,7 +372,8 @@ void print_human(const nlohmann::json& j) {
             << j.value("executor", std::string("-"));
   if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
-              << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers)";
+              << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers"
+              << (j.contains("mpi") ? " per rank)" : ")");
   std::cout << "\n";
   if (!j["t_factor_s"].is_null())
     std::cout << "  analysis " << fmt("%.4f", j["t_analyse_s"]) << " s, factorisation "
@@ -386,6 +387,16 @@ void print_human(const nlohmann::json& j) {
               << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed or below-threshold pivots)")
               << ", perturbed pivots " << j["perturbed_pivots"] << ", delayed pivots "
               << j["delayed_pivots"] << ", 2x2 pivots " << j["two_by_two_pivots"] << "\n";
+  if (j.contains("mpi")) {
+    const auto& m = j["mpi"];
+    double peak = 0;
+    for (const auto& pr : m["per_rank"]) peak = std::max(peak, pr["memory"]["measured_peak_rss"].get<double>());
+    std::cout << "  MPI: " << m["ranks"] << " ranks, sent " << fmt("%.3g", m["sent_bytes"].get<double>() * 1e-6)
+              << " MB (predicted " << fmt("%.3g", m["predicted_sent_bytes"].get<double>() * 1e-6)
+              << ", lower bound " << fmt("%.3g", m["lower_bound_bytes"].get<double>() * 1e-6)
+              << "), factor gathered on rank 0: " << fmt("%.3g", m["gather_sent_bytes"].get<double>() * 1e-6)
+              << " MB; largest peak RSS of a rank " << fmt("%.0f", peak / 1048576.0) << " MiB (--json: per rank)\n";
+  }
   if (!j["backward_error"].is_null())
     std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << " after "
               << get("refine_steps") << " refinement step(s)\n";
