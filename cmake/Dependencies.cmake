@@ -19,6 +19,32 @@ if(NOT STARFRONT_CORE_ONLY AND NOT STARPU_FOUND)
     "Run tools/deps/install-deps.sh, or set STARFRONT_STARPU_PREFIX / PKG_CONFIG_PATH to an installation.")
 endif()
 
+# StarPU-MPI (issue 11): the distributed executor, built when Open MPI
+# (libopenmpi-dev) and StarPU's MPI library (starpumpi-1.4, built by
+# tools/deps/starpu.sh when mpicc exists) are both found. STARFRONT_MPI
+# defaults to ON then, OFF otherwise; ON without them is an error.
+set(_sf_mpi_found OFF)
+if(NOT STARFRONT_CORE_ONLY)
+  find_package(MPI COMPONENTS C QUIET)
+  pkg_check_modules(STARPUMPI QUIET IMPORTED_TARGET starpumpi-1.4)
+  if(MPI_C_FOUND AND STARPUMPI_FOUND)
+    set(_sf_mpi_found ON)
+  endif()
+endif()
+option(STARFRONT_MPI "Build the StarPU-MPI executor (mpirun -np P starfront solve)" ${_sf_mpi_found})
+if(STARFRONT_MPI AND NOT _sf_mpi_found)
+  starfront_missing("MPI support (MPI_C_FOUND=${MPI_C_FOUND}, pkg-config starpumpi-1.4 found=${STARPUMPI_FOUND})"
+    "Install libopenmpi-dev and rebuild StarPU with MPI (tools/deps/install-deps.sh does both), or pass -DSTARFRONT_MPI=OFF.")
+endif()
+if(STARFRONT_MPI)
+  message(STATUS "starfront: StarPU-MPI executor ON (MPI ${MPI_C_VERSION}, StarPU-MPI ${STARPUMPI_VERSION})")
+elseif(NOT STARFRONT_CORE_ONLY AND _sf_mpi_found)
+  message(STATUS "starfront: StarPU-MPI executor OFF (-DSTARFRONT_MPI=OFF)")
+elseif(NOT STARFRONT_CORE_ONLY)
+  message(STATUS "starfront: StarPU-MPI executor OFF (Open MPI or StarPU's starpumpi-1.4 not found: "
+                 "tools/deps/install-deps.sh installs both)")
+endif()
+
 # Scotch (nested dissection ordering), 32-bit SCOTCH_Num build from Debian.
 find_path(SCOTCH_INCLUDE_DIR scotch.h PATH_SUFFIXES scotch)
 find_library(SCOTCH_LIBRARY scotch)

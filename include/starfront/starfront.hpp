@@ -118,6 +118,9 @@ class Runtime {
     c.scheduler = o.scheduler.c_str();
     detail::check(starfront_runtime_init(&c, &rt_));
   }
+  /// Takes ownership of a runtime made by a C function (e.g.
+  /// starfront_runtime_init_mpi: starfront_mpi.hpp); freed by the destructor.
+  static Runtime adopt(starfront_runtime* rt) { return Runtime(rt); }
   /// Attaches to a StarPU the application started (starpu_init); never shuts it down.
   static Runtime attach() {
     starfront_runtime* rt = nullptr;

@@ -23,6 +23,9 @@
 // worker counts of a StarPU the application started); everything else goes
 // through runtime/starpu.
 #include "starfront/starfront.h"
+#ifdef STARFRONT_HAVE_MPI
+#include "starfront/starfront_mpi.h"
+#endif
 
 #include <starpu.h>
 
@@ -55,6 +58,10 @@ struct starfront_runtime {
   bool app_paused = false;  // attached: was the application's StarPU paused at attach time
   std::atomic<int64_t> factors{0};                       // live factors bound to this runtime
   int ncpu = 0, ncuda = 0;
+#ifdef STARFRONT_HAVE_MPI
+  bool mpi = false;            // started by starfront_runtime_init_mpi: factorisations are distributed
+  MPI_Comm comm = MPI_COMM_NULL;
+#endif
 };
 
 namespace {
@@ -532,7 +539,11 @@ starfront_status read_factor_options(const char* fn, const starfront_factor_opti
 starfront_status run_factorization(const char* fn, starfront_factor& F, const starfront::FactorOptions& fo,
                                    std::chrono::steady_clock::time_point t0) {
   const auto exec = F.rt ? starfront::Executor::starpu : starfront::Executor::sequential;
+#ifdef STARFRONT_HAVE_MPI
+  const Status st = F.rt && F.rt->mpi ? F.solver.factorize_mpi(F.A, fo, F.rt->comm) : F.solver.factorize(F.A, fo, exec);
+#else
   const Status st = F.solver.factorize(F.A, fo, exec);
+#endif
   F.inertia_valid = st.ok() || st.code == starfront::StatusCode::singular;
   if (!st.ok()) return fail(fn, st, F.desc.base);
   F.factorized = true;
@@ -589,8 +600,10 @@ starfront_status starfront_runtime_options_init(starfront_runtime_options* opts)
   });
 }
 
-starfront_status starfront_runtime_init(const starfront_runtime_options* opts, starfront_runtime** rt) {
-  constexpr const char* fn = "starfront_runtime_init";
+namespace {
+/// starfront_runtime_init, and with comm (not null) starfront_runtime_init_mpi.
+starfront_status runtime_init(const char* fn, const starfront_runtime_options* opts, const void* comm,
+                              starfront_runtime** rt) {
   return guarded(fn, [&] {
     if (!rt) return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": rt is NULL");
     *rt = nullptr;
@@ -609,6 +622,15 @@ starfront_status starfront_runtime_init(const starfront_runtime_options* opts, s
                                                ": StarPU is already initialised by the application: "
                                                "use starfront_runtime_attach");
     auto h = std::make_unique<starfront_runtime>();
+#ifdef STARFRONT_HAVE_MPI
+    if (comm) {  // the handle keeps its own copy of the communicator
+      h->mpi = true;
+      h->comm = *static_cast<const MPI_Comm*>(comm);
+      ro.mpi_comm = &h->comm;
+    }
+#else
+    (void)comm;
+#endif
     const Status st = starfront::StarpuRuntime::start(ro, h->owned);
     if (!st.ok()) return fail(fn, st, 0);
     h->ncpu = h->owned->cpu_workers();
@@ -617,6 +639,18 @@ starfront_status starfront_runtime_init(const starfront_runtime_options* opts, s
     return STARFRONT_OK;
   });
 }
+}  // namespace
+
+starfront_status starfront_runtime_init(const starfront_runtime_options* opts, starfront_runtime** rt) {
+  return runtime_init("starfront_runtime_init", opts, nullptr, rt);
+}
+
+#ifdef STARFRONT_HAVE_MPI
+starfront_status starfront_runtime_init_mpi(const starfront_runtime_options* opts, MPI_Comm comm,
+                                            starfront_runtime** rt) {
+  return runtime_init("starfront_runtime_init_mpi", opts, &comm, rt);
+}
+#endif
 
 starfront_status starfront_runtime_attach(starfront_runtime** rt) {
   constexpr const char* fn = "starfront_runtime_attach";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "runtime/sequential/sequential_executor.hpp"
@@ -21,6 +22,9 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   st = build_task_graph(plan_, graph_opts, graph_);
   if (!st.ok()) return st;
   graph_opts_ = graph_opts;
+#ifdef STARFRONT_HAVE_MPI
+  mapped_ranks_ = 0;  // the new graph is not mapped yet
+#endif
   graph_untiled_ = TaskGraph{};
   graph_untiled_built_ = false;
   last_graph_ = nullptr;
@@ -102,8 +106,62 @@ Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, 
 Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
   if (!factorized_)
     return Status::error(StatusCode::invalid_argument, "solve called without a successful factorisation");
+  if (factor_.Lx.size() != static_cast<std::size_t>(plan_.factor_size()))
+    return Status::error(StatusCode::invalid_argument,
+                         "the factor of a distributed factorisation lives on rank 0: solve there");
   stats_.refine = RefineInfo{};
   return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
 }
 
+#ifdef STARFRONT_HAVE_MPI
+namespace {
+/// FNV-1a over the analysis and the graph's shape: equal on every rank iff
+/// the ranks analysed alike (an ordering could depend on the process).
+std::uint64_t analysis_fingerprint(const SymbolicFactor& S, const TaskGraph& G) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  mix(static_cast<std::uint64_t>(S.n));
+  for (idx_t p : S.perm) mix(static_cast<std::uint64_t>(p));
+  for (idx_t p : S.super_parent) mix(static_cast<std::uint64_t>(p));
+  mix(G.tasks.size());
+  mix(G.blocks.size());
+  mix(G.accesses.size());
+  return h;
+}
+}  // namespace
+
+Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_Comm comm) {
+  factorized_ = false;
+  int nranks = 1;
+  MPI_Comm_size(comm, &nranks);
+  Status st;
+  if (!analysed_)
+    st = Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
+  else if (st = check_factor_options(opts); st.ok())
+    st = check_pattern(A);
+  if (st = agree_status(st, comm); !st.ok()) return st;
+  unsigned long long mine = analysis_fingerprint(sym_, graph_), lo = 0, hi = 0;
+  MPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+  MPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  if (lo != hi)
+    return Status::error(StatusCode::invalid_argument,
+                         "the ranks analysed the matrix differently (orderings or graphs differ): every rank "
+                         "must pass the same matrix and options");
+  if (mapped_ranks_ != nranks) {
+    st = agree_status(distribute_graph(graph_, nranks, graph_opts_.slots, mapping_), comm);
+    if (!st.ok()) return st;
+    mapped_ranks_ = nranks;
+  }
+  last_graph_ = &graph_;
+  st = factorize_starpu_mpi(graph_, mapping_, A, opts, comm, factor_, &stats_.factor, &mpi_info_);
+  factorized_ = st.ok();
+  if (factorized_) {
+    a_.values = A.values;
+    refine_steps_ = opts.refine_steps;
+  }
+  return st;
+}
+#endif
+
 }  // namespace starfront
+

@@ -12,6 +12,11 @@
 #include "solve/factor.hpp"
 #include "solve/refine.hpp"
 
+#ifdef STARFRONT_HAVE_MPI
+#include "plan/rank_mapping.hpp"
+#include "runtime/starpu_mpi/mpi_executor.hpp"
+#endif
+
 namespace starfront {
 
 /// Which executor runs the factorisation's task graph.
@@ -52,6 +57,23 @@ class Solver {
   /// numbering), singular (LDLᵀ met a zero pivot: Status::column; inertia()
   /// is still valid), runtime_error.
   Status factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+
+#ifdef STARFRONT_HAVE_MPI
+  /// Distributed factorisation on the ranks of `comm` (collective; a
+  /// StarpuRuntime started with RuntimeOptions::mpi_comm = &comm). Every
+  /// rank passes the same A and ran the same analyse() (checked: the
+  /// orderings and graphs are compared, invalid_argument if they differ).
+  /// The first call for a communicator size maps the graph onto its ranks
+  /// and plans the slots per rank (plan/rank_mapping.hpp; mapping()).
+  /// Cholesky only (method llt or automatic, which then runs llt only). The
+  /// factor is gathered on rank 0: solve() works there only (elsewhere it
+  /// returns invalid_argument). Errors: as factorize, the same on every rank.
+  Status factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_Comm comm);
+  /// The mapping of the last factorize_mpi (nranks 0 before).
+  const RankMapping& mapping() const { return mapping_; }
+  /// Per-rank figures of the last factorize_mpi.
+  const MpiRunInfo& mpi_info() const { return mpi_info_; }
+#endif
 
   /// Overwrites B (n×nrhs, column-major, leading dimension ldb) with A⁻¹B,
   /// with up to FactorOptions::refine_steps steps of iterative refinement
@@ -99,6 +121,11 @@ class Solver {
   NumericFactor factor_;
   bool analysed_ = false, factorized_ = false;
   mutable SolverStats stats_;
+#ifdef STARFRONT_HAVE_MPI
+  RankMapping mapping_;
+  MpiRunInfo mpi_info_;
+  int mapped_ranks_ = 0;            // ranks of mapping_ (0: not mapped)
+#endif
 };
 
 }  // namespace starfront

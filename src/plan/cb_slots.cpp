@@ -53,9 +53,12 @@ enum class Mode { private_slots, dag, budget, minimum };
 /// The greedy slot assignment of one policy (see the header of cb_slots.hpp).
 class Planner {
  public:
-  Planner(const TaskGraph& G, const Lifetimes& L, Mode mode, double budget_doubles)
+  /// block_rank: null, or per block the rank owning it (a slot then only
+  /// holds blocks of one rank).
+  Planner(const TaskGraph& G, const Lifetimes& L, Mode mode, double budget_doubles,
+          const std::vector<int>* block_rank)
       : G_(G), L_(L), mode_(mode), budget_(budget_doubles), preds_(task_dependencies(G)),
-        stamp_(G.tasks.size(), -1) {}
+        stamp_(G.tasks.size(), -1), rank_(block_rank) {}
 
   /// Runs the assignment; false if the budget could not be met.
   bool run() {
@@ -69,6 +72,7 @@ class Planner {
       }
       release_until(p);
       if (p != producer_) start_search(p);
+      cur_rank_ = rank_of(b);
       const idx_t s = choose(size);
       if (s == -2) return false;
       slot_of_[b] = s >= 0 ? s : new_slot(b, size);
@@ -86,10 +90,13 @@ class Planner {
   void adopt(const std::vector<idx_t>& slot_of) {
     slot_of_ = slot_of;
     capacity_.clear();
+    slot_rank_.clear();
     std::vector<idx_t> last_occupant;
     for (idx_t b : L_.order) {
       const idx_t s = slot_of_[b];
-      if (s >= static_cast<idx_t>(capacity_.size())) capacity_.resize(s + 1, 0), last_occupant.resize(s + 1, -1);
+      if (s >= static_cast<idx_t>(capacity_.size()))
+        capacity_.resize(s + 1, 0), last_occupant.resize(s + 1, -1), slot_rank_.resize(s + 1, 0);
+      slot_rank_[s] = rank_of(b);
       capacity_[s] = std::max(capacity_[s], block_doubles(G_.blocks[b]));
       const idx_t prev = last_occupant[s];
       last_occupant[s] = b;
@@ -107,6 +114,7 @@ class Planner {
     G.slot_capacity = capacity_;
     G.added_deps = added_;
     std::sort(G.added_deps.begin(), G.added_deps.end());
+    G.slot_rank = rank_ ? slot_rank_ : std::vector<int>{};
     G.slot_policy = policy;
   }
 
@@ -117,6 +125,7 @@ class Planner {
     const idx_t s = static_cast<idx_t>(capacity_.size());
     capacity_.push_back(size);
     occupant_.push_back(b);
+    slot_rank_.push_back(rank_of(b));
     total_ += static_cast<double>(size);
     busy_.push({L_.last[b], s});
     return s;
@@ -180,10 +189,12 @@ class Planner {
   }
 
   /// Free slots with capacity >= size, smallest first.
+  int rank_of(idx_t b) const { return rank_ ? (*rank_)[b] : 0; }
+
   template <class F>
   idx_t scan_fitting(idx_t size, F accept) {
     for (auto it = free_.lower_bound({size, -1}); it != free_.end(); ++it)
-      if (accept(it->second)) return it->second;
+      if (slot_rank_[it->second] == cur_rank_ && accept(it->second)) return it->second;
     return -1;
   }
   /// Free slots with capacity < size, largest first (least growth first).
@@ -192,7 +203,7 @@ class Planner {
     auto it = free_.lower_bound({size, -1});
     while (it != free_.begin()) {
       --it;
-      if (accept(it->second)) return it->second;
+      if (slot_rank_[it->second] == cur_rank_ && accept(it->second)) return it->second;
     }
     return -1;
   }
@@ -234,6 +245,9 @@ class Planner {
   std::priority_queue<idx_t> heap_;
   idx_t producer_ = -1, bound_ = 0;
 
+  const std::vector<int>* rank_;
+  int cur_rank_ = 0;                 // rank of the block being placed
+  std::vector<int> slot_rank_;       // per slot
   std::vector<idx_t> slot_of_, capacity_, occupant_;
   std::vector<std::pair<idx_t, idx_t>> added_;
   double total_ = 0;
@@ -248,17 +262,21 @@ class Planner {
 /// Ignores the graph: every reuse may need added edges (Planner::adopt).
 /// Cf. S. V. Pemmaraju, R. Raman, K. Varadarajan, "Buffer minimization using
 /// max-coloring", SODA 2004 (max-colouring of interval graphs).
-std::vector<idx_t> first_fit_decreasing(const TaskGraph& G, const Lifetimes& L) {
+std::vector<idx_t> first_fit_decreasing(const TaskGraph& G, const Lifetimes& L,
+                                        const std::vector<int>* block_rank) {
   std::vector<idx_t> blocks = L.order;
   std::stable_sort(blocks.begin(), blocks.end(), [&](idx_t x, idx_t y) {
     return block_doubles(G.blocks[x]) > block_doubles(G.blocks[y]);
   });
   std::vector<idx_t> slot_of(G.blocks.size(), -1);
   std::vector<std::map<idx_t, idx_t>> busy;  // per slot: first -> last of its blocks
+  std::vector<int> rank;                      // per slot: owner of its blocks
   for (idx_t b : blocks) {
     const idx_t f = L.first[b] < 0 ? std::numeric_limits<idx_t>::max() - 1 : L.first[b];
     const idx_t l = L.first[b] < 0 ? f : L.last[b];
+    const int r = block_rank ? (*block_rank)[b] : 0;
     auto fits = [&](idx_t s) {
+      if (rank[s] != r) return false;
       const auto next = busy[s].lower_bound(f);
       if (next != busy[s].end() && next->first <= l) return false;
       return next == busy[s].begin() || std::prev(next)->second < f;
@@ -269,7 +287,7 @@ std::vector<idx_t> first_fit_decreasing(const TaskGraph& G, const Lifetimes& L) 
         s = x;
         break;
       }
-    if (s == static_cast<idx_t>(busy.size())) busy.emplace_back();
+    if (s == static_cast<idx_t>(busy.size())) busy.emplace_back(), rank.push_back(r);
     busy[s].emplace(f, l);
     slot_of[b] = s;
   }
@@ -293,20 +311,22 @@ std::vector<idx_t> front_depths(const FrontPlan& P) {
 
 }  // namespace
 
-Status plan_slots(TaskGraph& G, const SlotOptions& opts) {
+Status plan_slots(TaskGraph& G, const SlotOptions& opts, const std::vector<int>* block_rank) {
+  if (block_rank && block_rank->size() != G.blocks.size())
+    return Status::error(StatusCode::invalid_argument, "plan_slots: one rank per block expected");
   G.added_deps.clear();
   const Lifetimes L(G);
   switch (opts.policy) {
     case SlotPolicy::private_slots:
     case SlotPolicy::dag: {
-      Planner pl(G, L, opts.policy == SlotPolicy::dag ? Mode::dag : Mode::private_slots, 0);
+      Planner pl(G, L, opts.policy == SlotPolicy::dag ? Mode::dag : Mode::private_slots, 0, block_rank);
       pl.run();
       pl.store(G, opts.policy);
       return Status::success();
     }
     case SlotPolicy::budget_min: {
-      Planner pl(G, L, Mode::minimum, 0);
-      pl.adopt(first_fit_decreasing(G, L));
+      Planner pl(G, L, Mode::minimum, 0, block_rank);
+      pl.adopt(first_fit_decreasing(G, L, block_rank));
       pl.store(G, opts.policy);
       return Status::success();
     }
@@ -314,14 +334,14 @@ Status plan_slots(TaskGraph& G, const SlotOptions& opts) {
       if (!(opts.budget_bytes >= 0))
         return Status::error(StatusCode::invalid_argument, "slot budget must be >= 0 bytes");
       const double budget = std::floor(opts.budget_bytes / kBytes);
-      Planner dag(G, L, Mode::dag, 0);
+      Planner dag(G, L, Mode::dag, 0, block_rank);
       dag.run();
       if (dag.total() <= budget) {  // the graph's own order suffices: nothing added
         dag.store(G, opts.policy);
         return Status::success();
       }
-      Planner minimum(G, L, Mode::minimum, 0);
-      minimum.adopt(first_fit_decreasing(G, L));
+      Planner minimum(G, L, Mode::minimum, 0, block_rank);
+      minimum.adopt(first_fit_decreasing(G, L, block_rank));
       if (minimum.total() > budget) {
         minimum.store(G, opts.policy);
         const double lower = memory_estimates(G).cb_lower_bound;
@@ -333,7 +353,7 @@ Status plan_slots(TaskGraph& G, const SlotOptions& opts) {
                 mib(minimum.total() * kBytes) + " (live contribution blocks reach " +
                 mib(lower) + "; with no added dependencies: " + mib(dag.total() * kBytes) + ")");
       }
-      Planner fit(G, L, Mode::budget, budget);
+      Planner fit(G, L, Mode::budget, budget, block_rank);
       if (fit.run())
         fit.store(G, opts.policy);
       else
@@ -353,6 +373,7 @@ void plan_slots_by_level(TaskGraph& G) {
   std::vector<idx_t> rank_in_level;  // per depth: blocks placed so far
   G.slot_of.assign(G.blocks.size(), -1);
   G.slot_capacity.clear();
+  G.slot_rank.clear();
   G.added_deps.clear();
   for (idx_t b : L.order) {
     const idx_t d = depth[G.blocks[b].front];
@@ -399,18 +420,20 @@ MemoryEstimates memory_estimates(const TaskGraph& G) {
     e.cb_level_stack =
         std::max(e.cb_level_stack, level[d] + (d + 1 < level.size() ? level[d + 1] : 0.0));
 
-  for (const Task& t : G.tasks) {
-    if (t.kind != TaskKind::subtree) continue;
-    double cur = 0, peak = 0;
-    for (idx_t s = t.first_front; s <= t.front; ++s) {
-      if (s != t.front) cur += static_cast<double>(P.cb_size(s));
-      peak = std::max(peak, cur);
-      for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-        if (P.child_list[q] >= t.first_front) cur -= static_cast<double>(P.cb_size(P.child_list[q]));
-    }
-    e.subtree_workspace = std::max(e.subtree_workspace, peak * kBytes);
-  }
+  for (const Task& t : G.tasks) e.subtree_workspace = std::max(e.subtree_workspace, subtree_workspace_bytes(P, t));
   return e;
+}
+
+double subtree_workspace_bytes(const FrontPlan& P, const Task& t) {
+  if (t.kind != TaskKind::subtree) return 0.0;
+  double cur = 0, peak = 0;
+  for (idx_t s = t.first_front; s <= t.front; ++s) {
+    if (s != t.front) cur += static_cast<double>(P.cb_size(s));
+    peak = std::max(peak, cur);
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+      if (P.child_list[q] >= t.first_front) cur -= static_cast<double>(P.cb_size(P.child_list[q]));
+  }
+  return peak * kBytes;
 }
 
 const char* slot_policy_name(SlotPolicy p) {

@@ -36,9 +36,13 @@ namespace starfront {
 
 /// Plans the slots of G's contribution blocks (fills G.slot_of,
 /// G.slot_capacity, G.added_deps, G.slot_policy). G's tasks are in
-/// submission order. Errors: out_of_memory when SlotPolicy::budget cannot be
-/// met even by the minimum plan (the message gives both figures, in bytes).
-Status plan_slots(TaskGraph& G, const SlotOptions& opts);
+/// submission order. With block_rank (one rank per block of G: the MPI
+/// mapping, plan/rank_mapping.hpp) the planner runs per rank: a slot only
+/// holds blocks of one rank (G.slot_rank says which); a budget is then the
+/// total over all ranks. Errors: out_of_memory when SlotPolicy::budget cannot be
+/// met even by the minimum plan (the message gives both figures, in bytes);
+/// invalid_argument when block_rank has the wrong size.
+Status plan_slots(TaskGraph& G, const SlotOptions& opts, const std::vector<int>* block_rank = nullptr);
 
 /// Memory a factorisation needs, in bytes (8-byte doubles), from a planned graph.
 struct MemoryEstimates {
@@ -57,6 +61,10 @@ struct MemoryEstimates {
   idx_t added_deps = 0;       ///< write-after-read dependencies the planner added
   idx_t slots = 0;            ///< number of slots (StarPU handles)
 };
+
+/// Bytes of the internal contribution blocks a fused-subtree task holds at
+/// most during its sequential pass (0 for other tasks).
+double subtree_workspace_bytes(const FrontPlan& P, const Task& t);
 
 /// Memory estimates of planned graph G.
 MemoryEstimates memory_estimates(const TaskGraph& G);

@@ -163,6 +163,9 @@ struct TaskGraph {
   /// (first to last access) never overlap in any valid execution order.
   std::vector<idx_t> slot_of;
   std::vector<idx_t> slot_capacity;
+  /// Slots planned per MPI rank (plan_slots with block ranks): the rank
+  /// owning each slot; empty for a one-process plan.
+  std::vector<int> slot_rank;
   /// Write-after-read dependencies added by the slot planner (budget
   /// policies): (pred, succ) with pred < succ. task_dependencies includes them.
   std::vector<std::pair<idx_t, idx_t>> added_deps;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything starfront needs on Debian 12 (bookworm), idempotently:
 #   1. Debian packages (apt): compilers' helpers, Scotch, hwloc, OpenBLAS/LAPACKE,
-#      FxT, GoogleTest, CLI11, nlohmann-json, fmt, SuiteSparse (comparisons).
-#   2. StarPU 1.4.10 built from Debian's source package starpu 1.4.10+dfsg-2
-#      into a cached prefix keyed by version and patch (tools/deps/starpu.sh).
+#      FxT, GoogleTest, CLI11, nlohmann-json, fmt, SuiteSparse (comparisons),
+#      Open MPI (libopenmpi-dev, openmpi-bin: StarPU-MPI and mpirun).
+#   2. StarPU 1.4.10 built from Debian's source package starpu 1.4.10+dfsg-2,
+#      with StarPU-MPI, into a cached prefix keyed by version, patches and
+#      flags (tools/deps/starpu.sh).
 # Re-running it is cheap: apt skips installed packages (and is not even called
 # when every package is present) and the StarPU prefix is reused.
 set -euo pipefail
@@ -13,7 +15,8 @@ pkgs=(build-essential cmake pkg-config dpkg-dev ca-certificates
       libscotch-dev libhwloc-dev libopenblas-dev liblapacke-dev
       libfxt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
       libfmt-dev libsuitesparse-dev gnuplot-nox
-      autoconf automake libtool clang libclang-rt-14-dev)
+      autoconf automake libtool clang libclang-rt-14-dev
+      libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,8 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
-//                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential] [--json]
+//                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
 //                   [--trace DIR]
+//   mpirun -np P starfront solve FILE.mtx   (StarPU-MPI: distributed factorisation, rank 0 reports)
 //   starfront trace summary DIR [--json]
 //   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
 //   starfront generate laplace3d N [--stencil 7|27] [-o FILE]
@@ -81,8 +82,10 @@ int main(int argc, char** argv) {
                   "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1)");
   solve->add_option("--sched", sa.sched, "StarPU scheduler (lws, eager, dmda, ...)")
       ->capture_default_str();
-  solve->add_option("--executor", sa.executor, "starpu, or sequential (in-process reference)")
-      ->check(CLI::IsMember({"starpu", "sequential"}))
+  solve->add_option("--executor", sa.executor,
+                    "starpu, sequential (in-process reference), or starpu-mpi (StarPU-MPI over "
+                    "MPI_COMM_WORLD; the default for starpu when launched by mpirun)")
+      ->check(CLI::IsMember({"starpu", "sequential", "starpu-mpi"}))
       ->capture_default_str();
   solve->add_option("--watchdog", sa.watchdog,
                     "seconds without any task completing before the factorisation is cancelled "
@@ -191,6 +194,7 @@ int main(int argc, char** argv) {
   // fastest on the H200 (bench/README.md, "Where the time goes").
   if (sa.ncuda > 0 && !solve->count("--tile-size")) sa.tile_size = 512;
   if (sa.ncuda > 0 && !solve->count("--tile-threshold")) sa.tile_threshold = 1024;
+  sa.mpi = sa.executor == "starpu-mpi" || (sa.executor == "starpu" && starfront::tools::launched_by_mpi());
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
     return usage_error("solve: " + why);
   return starfront::tools::run_solve(sa);

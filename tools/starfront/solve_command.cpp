@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include <cstdlib>
+
 #include "api/solver.hpp"
 #include "plan/cb_slots.hpp"
 #include "process_memory.hpp"
@@ -215,6 +217,145 @@ Status run(const SolveArgs& a, Report& r) {
   return Status::success();
 }
 
+#ifdef STARFRONT_HAVE_MPI
+/// When several ranks share this node, StarPU's workers are not bound to
+/// cores (each rank would bind its first worker to the same core); the
+/// caller's STARPU_WORKERS_NOBIND wins.
+void unbind_when_sharing_a_node(MPI_Comm comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  if (n > 1) setenv("STARPU_WORKERS_NOBIND", "1", 0);
+}
+
+/// The per-rank figures of a distributed factorisation (JSON key "mpi").
+nlohmann::json mpi_report(const Solver& solver, MPI_Comm comm) {
+  const RankMapping& M = solver.mapping();
+  const MpiRunInfo& info = solver.mpi_info();
+  const CommVolume v = communication_volume(solver.graph(), M);
+  const std::vector<MemoryEstimates> me = memory_estimates_per_rank(solver.graph(), M);
+  double peak = peak_rss_bytes();
+  std::vector<double> peaks(static_cast<std::size_t>(M.nranks), 0.0);
+  MPI_Gather(&peak, 1, MPI_DOUBLE, peaks.data(), 1, MPI_DOUBLE, 0, comm);
+  nlohmann::json per = nlohmann::json::array();
+  double sent = 0, gather = 0;
+  for (int r = 0; r < M.nranks; ++r) {
+    sent += info.sent_bytes[r];
+    gather += info.gather_sent_bytes[r];
+    per.push_back({{"rank", r},
+                   {"tasks_run", info.tasks_run[r]},
+                   {"tasks_submitted", info.tasks_submitted[r]},
+                   {"handles", info.handles[r]},
+                   {"flops", M.rank_flops[r]},
+                   {"factor_s", info.factor_seconds[r]},
+                   {"gather_s", info.gather_seconds[r]},
+                   {"sent_bytes", info.sent_bytes[r]},
+                   {"predicted_sent_bytes", v.protocol_sent[r]},
+                   {"predicted_recv_bytes", v.protocol_recv[r]},
+                   {"recv_lower_bound_bytes", v.lower_bound_recv[r]},
+                   {"gather_sent_bytes", info.gather_sent_bytes[r]},
+                   {"memory", {{"factors", me[r].factors},
+                               {"cb_planned", me[r].cb_planned},
+                               {"cb_lower_bound", me[r].cb_lower_bound},
+                               {"cb_private", me[r].cb_private},
+                               {"subtree_workspace", me[r].subtree_workspace},
+                               {"slots", me[r].slots},
+                               {"measured_peak_rss", peaks[r]}}}});
+  }
+  return {{"ranks", M.nranks},
+          {"mapping", "proportional mapping (Pothen-Sun 1993), tiles of shared fronts 2D block-cyclic, owner computes"},
+          {"solve", "factor gathered on rank 0; sequential solve there"},
+          {"sent_bytes", sent},
+          {"predicted_sent_bytes", v.protocol_total},
+          {"lower_bound_bytes", v.lower_bound_total},
+          {"gather_sent_bytes", gather},
+          {"gather_predicted_bytes", v.gather_to_root},
+          {"per_rank", per}};
+}
+
+/// The distributed pipeline (SolveArgs::mpi): every rank runs it; rank 0's
+/// report is the one printed. Every error is agreed on by all ranks.
+Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  r.j["executor"] = "starpu-mpi";
+  r.j["ordering"] = a.ordering;
+  CscMatrix A;
+  std::string source;
+  auto t0 = clock_type::now();
+  Status st = agree_status(load_matrix(a.file, A, source), comm);
+  r.j["file"] = source;
+  if (!st.ok()) return st;
+  r.j["t_read_s"] = seconds_since(t0);
+  r.j["n"] = A.n;
+  r.j["nnz_a"] = A.nnz();
+  std::vector<double> B;
+  idx_t nrhs = 0;
+  st = agree_status(rank == 0 ? load_rhs(a, A, B, nrhs) : Status::success(), comm);  // b lives on rank 0
+  if (!st.ok()) return st;
+  r.j["nrhs"] = nrhs;
+  if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
+  Solver solver;
+  const int per_rank = a.ncpu > 0 ? a.ncpu : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nranks);
+  st = agree_status(solver.analyse(A, analysis_options(a.ordering), graph_options(a, per_rank * nranks)), comm);
+  if (!st.ok()) return st;
+  const SymbolicFactor& S = solver.symbolic();
+  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
+  r.j["nnz_l"] = S.nnz_l;
+  r.j["nnz_l_exact"] = S.nnz_l_exact;
+  r.j["flops"] = S.flops;
+  r.j["flops_exact"] = S.flops_exact;
+  r.j["max_front"] = S.max_front;
+  r.j["supernodes"] = S.nsuper;
+  unbind_when_sharing_a_node(comm);
+  std::unique_ptr<StarpuRuntime> rt;
+  RuntimeOptions ro(a.ncpu, a.ncuda, a.sched);
+  ro.mpi_comm = &comm;
+  st = agree_status(StarpuRuntime::start(ro, rt), comm);
+  if (!st.ok()) return st;
+  r.j["scheduler"] = rt->scheduler();
+  r.j["cpu_workers"] = rt->cpu_workers();
+  r.j["cuda_workers"] = rt->cuda_workers();
+  FactorOptions fo;
+  fo.pivot_tol = a.pivot_tol;
+  fo.watchdog_seconds = a.watchdog;
+  fo.method = factor_method(a.method);
+  fo.refine_steps = a.refine;
+  for (int it = 0; it < a.repeat && st.ok(); ++it) {
+    st = solver.factorize_mpi(A, fo, comm);
+    const FactorStats& fs = solver.stats().factor;
+    r.j["t_factor_s"] = fs.seconds;
+    r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
+  }
+  if (solver.mapping().nranks == nranks) {  // the graph as mapped (slots per rank)
+    describe_graph(solver.graph(), r);
+    r.j["tasks"] = solver.graph().tasks.size();
+    r.j["mpi"] = mpi_report(solver, comm);
+  }
+  if (!st.ok()) return st;
+  r.j["min_pivot_ratio"] = solver.min_pivot_ratio();
+  r.j["method"] = "llt";
+  Status solved;
+  if (rank == 0) {
+    std::vector<double> X = B;
+    t0 = clock_type::now();
+    solved = solver.solve(X.data(), nrhs, std::max<idx_t>(1, A.n));
+    r.j["t_solve_s"] = seconds_since(t0);
+    r.j["refine_steps"] = solver.stats().refine.steps;
+    double berr = 0.0;
+    for (idx_t c = 0; solved.ok() && c < nrhs; ++c)
+      berr = std::max(berr, backward_error(A, X.data() + c * A.n, B.data() + c * A.n));
+    if (solved.ok()) r.j["backward_error"] = berr;
+    if (solved.ok() && !std::isfinite(berr))
+      solved = Status::error(StatusCode::runtime_error, "the solution or the right-hand side is not finite");
+  }
+  return agree_status(solved, comm);
+}
+#endif
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -233,7 +374,8 @@ void print_human(const nlohmann::json& j) {
             << j.value("executor", std::string("-"));
   if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
-              << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers)";
+              << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers"
+              << (j.contains("mpi") ? " per rank)" : ")");
   std::cout << "\n";
   if (!j["t_factor_s"].is_null())
     std::cout << "  analysis " << fmt("%.4f", j["t_analyse_s"]) << " s, factorisation "
@@ -247,6 +389,16 @@ void print_human(const nlohmann::json& j) {
               << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed or below-threshold pivots)")
               << ", perturbed pivots " << j["perturbed_pivots"] << ", delayed pivots "
               << j["delayed_pivots"] << ", 2x2 pivots " << j["two_by_two_pivots"] << "\n";
+  if (j.contains("mpi")) {
+    const auto& m = j["mpi"];
+    double peak = 0;
+    for (const auto& pr : m["per_rank"]) peak = std::max(peak, pr["memory"]["measured_peak_rss"].get<double>());
+    std::cout << "  MPI: " << m["ranks"] << " ranks, sent " << fmt("%.3g", m["sent_bytes"].get<double>() * 1e-6)
+              << " MB (predicted " << fmt("%.3g", m["predicted_sent_bytes"].get<double>() * 1e-6)
+              << ", lower bound " << fmt("%.3g", m["lower_bound_bytes"].get<double>() * 1e-6)
+              << "), factor gathered on rank 0: " << fmt("%.3g", m["gather_sent_bytes"].get<double>() * 1e-6)
+              << " MB; largest peak RSS of a rank " << fmt("%.0f", peak / 1048576.0) << " MiB (--json: per rank)\n";
+  }
   if (!j["backward_error"].is_null())
     std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << " after "
               << get("refine_steps") << " refinement step(s)\n";
@@ -316,17 +468,44 @@ std::string check_solve_args(const SolveArgs& a) {
     SlotOptions so;
     if (const Status ps = parse_slot_policy(a.slots, so); !ps.ok()) return "--slots: " + ps.message;
   }
-  if (a.executor == "starpu") {
+  if (a.executor == "starpu" || a.executor == "starpu-mpi") {
     if (Status st = check_scheduler(a.sched); !st.ok()) return st.message;
   }
   if (!a.trace.empty() && a.executor != "starpu") return "--trace needs --executor starpu";
+  if (!a.trace.empty() && a.mpi) return "--trace is not supported with MPI yet";
+  if (a.mpi && a.method != "llt" && a.method != "auto")
+    return "--method " + a.method + ": the MPI executor runs Cholesky (llt) only";
   return {};
 }
 
 static int report(const SolveArgs& args, Report& r);
 
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
 int run_solve(const SolveArgs& args) {
   Report r;
+  if (args.mpi) {
+#ifdef STARFRONT_HAVE_MPI
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    int code = 1;
+    try {
+      code = report(args, r);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "starfront solve: out_of_memory: not enough memory for this problem\n";
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return code;
+#else
+    std::cerr << "starfront solve: this starfront was built without MPI (STARFRONT_MPI=OFF)\n";
+    return 2;
+#endif
+  }
   try {
     return report(args, r);
   } catch (const std::bad_alloc&) {
@@ -349,20 +528,32 @@ static int report(const SolveArgs& args, Report& r) {
                         "refine_steps"})
     r.j[k] = nullptr;
   r.j["method_requested"] = args.method;
+  int rank = 0, nranks = 1;
+#ifdef STARFRONT_HAVE_MPI
+  if (args.mpi) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    r.status = run_mpi(args, r, MPI_COMM_WORLD);
+  } else {
+    r.status = run(args, r);
+  }
+#else
   r.status = run(args, r);
+#endif
   r.j["status"] = status_name(r.status.code);
   r.j["error"] = r.status.ok() ? nullptr : nlohmann::json(r.status.message);
   if (r.status.code == StatusCode::not_positive_definite || r.status.code == StatusCode::singular) {
     r.j["failed_column"] = r.status.column + 1;
     r.j["pivot"] = r.status.pivot;
   }
-  if (args.json)
+  if (rank == 0 && args.json)
     std::cout << r.j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-  else if (r.status.ok())
+  else if (rank == 0 && r.status.ok())
     print_human(r.j);
-  if (!r.status.ok()) {
-    std::cerr << "starfront solve: " << status_name(r.status.code) << ": " << r.status.message
-              << "\n";
+  if (!r.status.ok()) {  // every rank says it (the ranks agree on the status)
+    std::cerr << "starfront solve: "
+              << (nranks > 1 ? "[rank " + std::to_string(rank) + " of " + std::to_string(nranks) + "] " : "")
+              << status_name(r.status.code) << ": " << r.status.message << "\n";
     return 1;
   }
   return 0;

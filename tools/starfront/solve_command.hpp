@@ -40,7 +40,16 @@ struct SolveArgs {
   bool no_fuse = false;
   bool no_tile = false;
   std::string slots = "dag";  ///< slot policy (parse_slot_policy)
+  /// Run on the StarPU-MPI executor over MPI_COMM_WORLD (set by main when
+  /// launched by mpirun, or by --executor starpu-mpi): every rank reads the
+  /// matrix and analyses it, the factorisation is distributed, rank 0
+  /// solves and prints the report.
+  bool mpi = false;
 };
+
+/// True when this process was started by an MPI launcher (Open MPI's
+/// mpirun/mpiexec, or a PMI/PMIx launcher such as srun).
+bool launched_by_mpi();
 
 /// The task-graph options of a command line (the slot policy must have
 /// passed check_solve_args).

@@ -2,7 +2,11 @@
 
 #include <starpu.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -11,6 +15,10 @@
 #include "cpu/blas.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/task_codelets.hpp"
+
+#ifdef STARFRONT_HAVE_MPI
+#include <starpu_mpi.h>
+#endif
 
 #ifdef STARFRONT_HAVE_CUDA
 #include <starpu_cublas.h>
@@ -102,6 +110,14 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
       return Status::error(StatusCode::io_error, "cannot create the trace folder '" + opts.trace_dir +
                                                      "'" + (ec ? ": " + ec.message() : ""));
   }
+#ifndef STARFRONT_HAVE_MPI
+  if (opts.mpi_comm)
+    return Status::error(StatusCode::runtime_error,
+                         "this starfront was built without MPI (cmake -DSTARFRONT_MPI=ON needs Open MPI and "
+                         "StarPU-MPI: tools/deps/install-deps.sh)");
+#endif
+  if (opts.mpi_comm && !opts.trace_dir.empty())
+    return Status::error(StatusCode::invalid_argument, "tracing is not supported with MPI yet");
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true))
     return Status::error(StatusCode::runtime_error, "StarPU is already started by starfront");
@@ -116,7 +132,25 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   conf.ncuda = opts.ncuda;
   conf.nopencl = 0;
   conf.catch_signals = 0;
-  const int ret = starpu_init(&conf);
+  int ret = 0;
+#ifdef STARFRONT_HAVE_MPI
+  if (opts.mpi_comm) {
+    int mpi_ready = 0;
+    MPI_Initialized(&mpi_ready);
+    if (!mpi_ready) {
+      g_started = false;
+      return Status::error(StatusCode::runtime_error, "MPI is not initialised (call MPI_Init_thread first)");
+    }
+    ret = starpu_mpi_init_conf(nullptr, nullptr, 0, *static_cast<const MPI_Comm*>(opts.mpi_comm), &conf);
+    // Bytes sent per destination (starpu_mpi_comm_stats_retrieve), reported
+    // by the StarPU-MPI executor.
+    if (ret == 0) starpu_mpi_comm_stats_enable();
+  } else {
+    ret = starpu_init(&conf);
+  }
+#else
+  ret = starpu_init(&conf);
+#endif
   trace_env.reset();
   if (ret != 0) {
     g_started = false;
@@ -127,6 +161,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   }
   openblas_set_num_threads(1);  // one BLAS thread per worker: parallelism comes from the tasks
   out.reset(new StarpuRuntime());
+  out->mpi_comm_ = opts.mpi_comm;
   out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
   out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
 #ifdef STARFRONT_HAVE_CUDA
@@ -158,6 +193,24 @@ StarpuRuntime::~StarpuRuntime() {
   if (ncuda_ > 0) {
     starpu_cusolver_shutdown();
     starpu_cublas_shutdown();
+  }
+#endif
+#ifdef STARFRONT_HAVE_MPI
+  if (mpi_comm_) {
+    // starpu_mpi_shutdown_comm prints StarPU-MPI's communication statistics
+    // to stderr when they were enabled (start() does, for the executor's
+    // report): silence fd 2 for that call only.
+    std::fflush(stderr);
+    const int saved = dup(2);
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null_fd >= 0) dup2(null_fd, 2);
+    starpu_mpi_shutdown_comm(*static_cast<const MPI_Comm*>(mpi_comm_));
+    std::fflush(stderr);
+    if (saved >= 0 && null_fd >= 0) dup2(saved, 2);
+    if (null_fd >= 0) close(null_fd);
+    if (saved >= 0) close(saved);
+    g_started = false;
+    return;
   }
 #endif
   starpu_shutdown();

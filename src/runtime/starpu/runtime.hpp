@@ -35,6 +35,13 @@ struct RuntimeOptions {
   /// stay on CPUs); needs ncuda > 0 and the CUDA
   /// codelets (else runtime_error).
   bool tiles_on_cuda_only = false;
+  /// Non-null: start StarPU-MPI on this communicator (a `const MPI_Comm*`,
+  /// not owned; it must outlive the runtime) with starpu_mpi_init_conf; MPI
+  /// must already be initialised by the caller (MPI_Init_thread with at
+  /// least MPI_THREAD_SERIALIZED). The destructor then shuts StarPU-MPI
+  /// down (starpu_mpi_shutdown_comm), not MPI itself. Needs a build with
+  /// STARFRONT_MPI (else runtime_error). Tracing is not supported then.
+  const void* mpi_comm = nullptr;
 };
 
 /// Checks that `name` is one of StarPU's scheduling policies (callable before
@@ -61,6 +68,8 @@ class StarpuRuntime {
   StarpuRuntime& operator=(const StarpuRuntime&) = delete;
 
   int cpu_workers() const { return ncpu_; }
+  /// True when started on a communicator (RuntimeOptions::mpi_comm).
+  bool mpi() const { return mpi_comm_ != nullptr; }
   int cuda_workers() const { return ncuda_; }
   const std::string& scheduler() const { return sched_; }
 
@@ -68,6 +77,7 @@ class StarpuRuntime {
   StarpuRuntime() = default;
   int ncpu_ = 0, ncuda_ = 0;
   std::string sched_;
+  const void* mpi_comm_ = nullptr;
 };
 
 /// While at least one WorkersActive object lives, StarPU's workers process
