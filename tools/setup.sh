@@ -12,6 +12,15 @@ cd "$root"
 build=${STARFRONT_BUILD_DIR:-build}
 jobs=${STARFRONT_JOBS:-$(nproc)}
 mkdir -p "$build"
+# CMake caches the libraries pkg-config resolved through .deps/starpu's
+# target: when the dependency script switched to another StarPU build (new
+# cache key), configure afresh so that nothing links the old one.
+starpu_now=$(readlink -f "$root/.deps/starpu" 2>/dev/null || true)
+if [ -f "$build/CMakeCache.txt" ] && [ "$(cat "$build/.starpu-prefix" 2>/dev/null)" != "$starpu_now" ]; then
+  echo "setup: StarPU is now $starpu_now: configuring $build afresh"
+  rm -f "$build/CMakeCache.txt"
+fi
+echo "$starpu_now" >"$build/.starpu-prefix"
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="${STARFRONT_BUILD_TYPE:-Release}" \
   ${STARFRONT_CMAKE_ARGS:-} >"$build/configure.log" 2>&1 \
