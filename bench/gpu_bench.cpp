@@ -11,7 +11,7 @@
 // (it is the slowest); skipped baselines read 0.
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
-//                  [--no-cholmod] [--ncuda G] INPUT...
+//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   Environment: STARFRONT_PIN_FACTOR=1 page-locks the factor during a
@@ -240,7 +240,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::vector<Row> rows;
   std::unique_ptr<StarpuRuntime> rt;
   RuntimeOptions ro{ncpu - 1, 1, "dmda"};
-  ro.tiles_on_cuda_only = true;
+  ro.tiles_on_cuda_only = ro.fronts_on_cuda_only = true;
   if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
     std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
     return 1;
@@ -337,6 +337,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false;
+  int cholmod_threads = 0;  // 0: ncpu
   std::string sched = "dmda";
   GraphOptions go;
   std::vector<std::string> names;
@@ -344,6 +345,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) cholmod_threads = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
     else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) go.tile_size = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) go.tile_threshold = std::atoi(argv[++a]);
@@ -405,7 +407,8 @@ int main(int argc, char** argv) {
   }
   for (Input& in : inputs) {
     if (cholmod) {  // one timed run after the warm-up (CHOLMOD is the slowest here)
-      const CholmodRun c = run_cholmod(in.A, &in.solver->symbolic().perm, 1, ncpu);
+      const CholmodRun c =
+          run_cholmod(in.A, &in.solver->symbolic().perm, 1, cholmod_threads > 0 ? cholmod_threads : ncpu);
       in.t_cholmod = c.seconds;
       in.berr_cholmod = c.berr;
     }
@@ -417,7 +420,8 @@ int main(int argc, char** argv) {
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
   std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
               ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
-              pin && std::string(pin) == "1" ? ", factor pinned" : "", ncpu, ncpu, static_cast<long long>(go.tile_size),
+              pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
+              cholmod_threads > 0 ? cholmod_threads : ncpu, static_cast<long long>(go.tile_size),
               static_cast<long long>(go.tile_threshold), repeat);
   std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -189,7 +189,7 @@ int gpu_table(const std::vector<std::string>& inputs, int repeat, int ncpu, cons
     // With a GPU, one core drives it: ncpu - 1 CPU workers (as gpu_bench).
     const int cpus = config == 0 || ncpu <= 1 ? ncpu : ncpu - 1;
     RuntimeOptions ro{cpus, config == 0 ? 0 : 1, config == 0 ? sched : std::string("dmda")};
-    ro.tiles_on_cuda_only = config == 2;
+    ro.tiles_on_cuda_only = ro.fronts_on_cuda_only = config == 2;
     std::unique_ptr<StarpuRuntime> rt;
     if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
       std::fprintf(stderr, "ldlt_bench: %s\n", st.message.c_str());

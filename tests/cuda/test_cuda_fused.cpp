@@ -55,7 +55,7 @@ bool gpu_required() {
       GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";                     \
     }                                                                                 \
     RuntimeOptions ro_{2, 1, "dmda"};                                                 \
-    ro_.tiles_on_cuda_only = true;                                                    \
+    ro_.tiles_on_cuda_only = ro_.fronts_on_cuda_only = true;                          \
     const Status st_ = StarpuRuntime::start(ro_, rt);                                 \
     if (!st_.ok()) {                                                                  \
       if (gpu_required()) FAIL() << st_.message;                                      \

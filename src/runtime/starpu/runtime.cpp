@@ -85,9 +85,9 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (Status st = check_scheduler(opts.sched); !st.ok()) return st;
   if (opts.ncpu < -1 || opts.ncuda < 0)
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
-  if (opts.tiles_on_cuda_only && (opts.ncuda == 0 || !cuda_codelets_built()))
+  if ((opts.tiles_on_cuda_only || opts.fronts_on_cuda_only) && (opts.ncuda == 0 || !cuda_codelets_built()))
     return Status::error(StatusCode::runtime_error,
-                         "tiles_on_cuda_only needs CUDA workers and the CUDA codelets");
+                         "tiles_on_cuda_only / fronts_on_cuda_only need CUDA workers and the CUDA codelets");
   if (opts.ncpu == 0 && opts.ncuda == 0)
     return Status::error(StatusCode::runtime_error, "at least one worker is needed");
   if (!opts.trace_dir.empty()) {
@@ -172,7 +172,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     starpu_cusolver_init();
   }
 #endif
-  set_tiles_cuda_only(opts.tiles_on_cuda_only);
+  set_tiles_cuda_only(opts.tiles_on_cuda_only, opts.fronts_on_cuda_only);
   starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = opts.sched;
   if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
@@ -188,7 +188,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 StarpuRuntime::~StarpuRuntime() {
   release_gpu_assembly_cache();  // its handles must go before starpu_shutdown
   if (starpu_is_paused()) starpu_resume();
-  set_tiles_cuda_only(false);
+  set_tiles_cuda_only(false, false);
 #ifdef STARFRONT_HAVE_CUDA
   if (ncuda_ > 0) {
     starpu_cusolver_shutdown();

@@ -29,12 +29,17 @@ struct RuntimeOptions {
   /// sets STARPU_FXT_TRACE=1 (then StarPU's own STARPU_FXT_PREFIX rules apply).
   std::string trace_dir;
   /// The tasks of tiled fronts (potrf, trsm, syrk, gemm, and their assembly:
-  /// assemble, extend_add) and the fused subtree tasks of Cholesky
-  /// factorisations (one kernel launch each) run on CUDA workers only, never
-  /// on CPU workers (tests of the GPU kernels, measurements; LDLᵀ subtrees
-  /// stay on CPUs); needs ncuda > 0 and the CUDA
-  /// codelets (else runtime_error).
+  /// assemble, extend_add) run on CUDA workers only, never on CPU workers;
+  /// needs ncuda > 0 and the CUDA codelets (else runtime_error).
   bool tiles_on_cuda_only = false;
+  /// The fused subtree tasks of Cholesky factorisations (one kernel launch
+  /// each) and the front tasks of LDLᵀ factorisations run on CUDA workers
+  /// only (tests of those kernels, the fused GPU graph of gpu_graph_options;
+  /// LDLᵀ subtrees and Cholesky fronts stay on CPUs whatever this says).
+  /// Not for the default graph: its fused subtrees hold fronts of order up
+  /// to the tile threshold, which the fused kernel handles slowly from
+  /// global memory. Needs ncuda > 0 and the CUDA codelets (else runtime_error).
+  bool fronts_on_cuda_only = false;
   /// Non-null: start StarPU-MPI on this communicator (a `const MPI_Comm*`,
   /// not owned; it must outlive the runtime) with starpu_mpi_init_conf; MPI
   /// must already be initialised by the caller (MPI_Init_thread with at

@@ -156,13 +156,17 @@ long long cuda_potrf_fallbacks() {
 #endif
 }
 
-void set_tiles_cuda_only(bool on) {
+void set_tiles_cuda_only(bool tiles, bool fronts) {
 #ifdef STARFRONT_HAVE_CUDA
-  for (int k = 0; k < kTaskKinds; ++k)
-    if (has_cuda_impl(static_cast<TaskKind>(k)))
-      all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
+  for (int k = 0; k < kTaskKinds; ++k) {
+    const auto kind = static_cast<TaskKind>(k);
+    if (!has_cuda_impl(kind)) continue;
+    const bool on = kind == TaskKind::subtree || kind == TaskKind::front ? fronts : tiles;
+    all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
+  }
 #else
-  (void)on;
+  (void)tiles;
+  (void)fronts;
 #endif
 }
 

@@ -104,12 +104,14 @@ double cuda_fused_kernel_part_seconds(int part);
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
 
-/// Where the kinds with a CUDA implementation (tile kernels, assemble,
-/// extend_add, fused subtrees, LDLᵀ fronts; Cholesky fronts always stay on CPUs) may run: CUDA workers
-/// only (true), or CPU and CUDA workers (false, the default). Without the
-/// CUDA codelets: no effect. Call only while no task is in flight
-/// (StarpuRuntime::start does, from RuntimeOptions::tiles_on_cuda_only).
-void set_tiles_cuda_only(bool on);
+/// Where the kinds with a CUDA implementation may run: CUDA workers only
+/// (true), or CPU and CUDA workers (false, the default); `tiles` for the
+/// tasks of tiled fronts (potrf, trsm, syrk, gemm, assemble, extend_add),
+/// `fronts` for subtree and front tasks (fused Cholesky subtrees, LDLᵀ
+/// fronts; the executor keeps Cholesky fronts and LDLᵀ subtrees on CPUs).
+/// Without the CUDA codelets: no effect. Call only while no task is in
+/// flight (StarpuRuntime::start does, from RuntimeOptions).
+void set_tiles_cuda_only(bool tiles, bool fronts);
 
 /// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
 /// definition: works around StarPU reading a fixed 8-entry array). Call
