@@ -9,6 +9,7 @@
 #include <vector>
 
 #ifdef STARFRONT_HAVE_CUDA
+#include "cuda/fused_subtree_index.hpp"
 #include "cuda/task_kernels_cuda.hpp"
 #endif
 
@@ -36,6 +37,12 @@ double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* a
   if (arch && arch->ndevices > 0 && arch->devices[0].type == STARPU_CUDA_WORKER) {
     if (t.kind == TaskKind::front && a->ctx->ldlt.active)
       return 1e6 * estimate_seconds_cuda_ldlt_front(*a->graph->plan, t.front);
+    // A fused subtree whose largest front does not fit in shared memory runs
+    // through the kernel's slow global-memory path: not a GPU candidate
+    // (the default graph's subtrees hold fronts up to the tile threshold;
+    // gpu_graph_options keeps them within kGpuSubtreeMaxFront).
+    if (t.kind == TaskKind::subtree && a->fused && a->fused->task[a->task].max_order > kGpuSubtreeMaxFront)
+      return 1e9;
     return 1e6 * estimate_seconds_cuda(t);
   }
   return 1e6 * estimate_seconds(t);
@@ -96,7 +103,7 @@ double estimate_seconds_cuda(const Task& t) {
     case TaskKind::gemm: return 10e-6 + t.flops / 10e12;
     case TaskKind::assemble:
     case TaskKind::extend_add: return 15e-6 + t.flops / 2e10;
-    case TaskKind::subtree: return 30e-6 + t.flops / 5e10;
+    case TaskKind::subtree: return 30e-6 + t.flops / 1e10;
     default: return 1e3;  // no CUDA implementation: never chosen
   }
 }

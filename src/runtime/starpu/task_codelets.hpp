@@ -68,10 +68,18 @@ struct starpu_codelet* task_codelet(TaskKind k);
 /// assemble/extend_add 15 µs (one or a few kernel launches) plus their
 /// flops (entries zeroed or added) at 2e10 per second (scattered 8-byte
 /// accesses, far below the HBM bandwidth); subtree (fused kernel) 30 µs
-/// (launch, status copy and stream synchronisation) plus flops at 5e10 per
-/// second (small fronts, one thread block each). Kinds without a CUDA
-/// implementation: 1000 s (never placed there).
+/// (launch, status copy and stream synchronisation) plus flops at 1e10 per
+/// second (measured on the H200, bench/README.md "Fused GPU subtree
+/// kernels": 6 GFLOP/s on activsg2000's subtree, 17 on lap2d 300²'s).
+/// graph_task_cost also keeps a subtree whose largest front exceeds
+/// kGpuSubtreeMaxFront off the GPUs. Kinds without a CUDA implementation:
+/// 1000 s (never placed there).
 double estimate_seconds_cuda(const Task& t);
+
+/// Largest front order of a fused subtree that the cost model lets go to a
+/// GPU: the fused kernel keeps fronts up to this order in shared memory
+/// (gpu_graph_options' default); larger ones take its slow global-memory path.
+constexpr idx_t kGpuSubtreeMaxFront = 232;
 
 /// Estimated seconds of the LDLᵀ front task of front s (order m, k
 /// fully-summed columns) on one CUDA worker: 300 µs per task, plus the
