@@ -70,25 +70,6 @@ idx_t completed(TaskProgress& p) {
   return p.done_count;
 }
 
-/// Waits until `total` tasks completed (true), or until no task completed
-/// for `watchdog` seconds (false); watchdog 0: no limit.
-bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
-  std::unique_lock<std::mutex> lock(p.mutex);
-  if (watchdog <= 0) {
-    p.cv.wait(lock, [&] { return p.done_count >= total; });
-    return true;
-  }
-  // Capped at 1e9 s (31 years): a larger value would overflow the clock's
-  // 64-bit nanosecond count (about 9.2e9 s) and fire at once.
-  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(std::min(watchdog, 1e9)));
-  while (p.done_count < total) {
-    const idx_t before = p.done_count;
-    if (!p.cv.wait_for(lock, limit, [&] { return p.done_count != before; })) return false;
-  }
-  return true;
-}
-
 /// Names of the tasks that started and did not complete (at most 8).
 std::string running_tasks(const Run& r, idx_t submitted) {
   std::string out;

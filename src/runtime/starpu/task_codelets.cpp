@@ -95,6 +95,21 @@ void graph_task_done(void* args) {
   a->progress->cv.notify_all();
 }
 
+bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
+  std::unique_lock<std::mutex> lock(p.mutex);
+  if (watchdog <= 0) {
+    p.cv.wait(lock, [&] { return p.done_count >= total; });
+    return true;
+  }
+  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(std::min(watchdog, 1e9)));
+  while (p.done_count < total) {
+    const idx_t before = p.done_count;
+    if (!p.cv.wait_for(lock, limit, [&] { return p.done_count != before; })) return false;
+  }
+  return true;
+}
+
 double estimate_seconds_cuda(const Task& t) {
   switch (t.kind) {
     case TaskKind::potrf: return 50e-6 + t.flops / 2e12;

@@ -54,6 +54,12 @@ struct GraphTaskArgs {
   const FusedSubtreeIndex* fused = nullptr;
 };
 
+/// Waits until `total` tasks of p completed (true), or until no task
+/// completed for `watchdog` seconds (false; capped at 1e9 s, beyond which
+/// the clock's 64-bit nanosecond count would overflow); watchdog 0: no limit.
+/// Used by the shared-memory and StarPU-MPI executors.
+bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog);
+
 /// Completion callback of every graph task (argument: its GraphTaskArgs):
 /// marks it done in its TaskProgress and wakes the waiting executor.
 void graph_task_done(void* args);

@@ -77,21 +77,6 @@ struct Run {
   std::vector<std::string> names;
 };
 
-bool wait_local(TaskProgress& p, idx_t total, double watchdog) {
-  std::unique_lock<std::mutex> lock(p.mutex);
-  if (watchdog <= 0) {
-    p.cv.wait(lock, [&] { return p.done_count >= total; });
-    return true;
-  }
-  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(std::min(watchdog, 1e9)));
-  while (p.done_count < total) {
-    const idx_t before = p.done_count;
-    if (!p.cv.wait_for(lock, limit, [&] { return p.done_count != before; })) return false;
-  }
-  return true;
-}
-
 std::vector<double> comm_sent(int nranks) {
   std::vector<size_t> amounts(static_cast<std::size_t>(nranks), 0);
   starpu_mpi_comm_stats_retrieve(amounts.data());
@@ -293,7 +278,7 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
   {
     auto active = std::make_unique<WorkersActive>();
     starpu_do_schedule();
-    if (st.ok() && !wait_local(run->progress, share.local_tasks, opts.watchdog_seconds)) {
+    if (st.ok() && !wait_for_tasks(run->progress, share.local_tasks, opts.watchdog_seconds)) {
       ctx.cancelled = true;  // the tasks not yet started skip their work
       st = Status::error(StatusCode::runtime_error,
                          "watchdog: no task of this rank completed for " + std::to_string(opts.watchdog_seconds) +
