@@ -14,8 +14,8 @@
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
-//   Environment: STARFRONT_PIN_FACTOR=1 page-locks the factor during a
-//   factorisation with CUDA workers (starpu_executor.cpp).
+//   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
+//   default it is page-locked once with CUDA workers: starpu_executor.cpp).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
