@@ -110,6 +110,28 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
 
 /// LDLᵀ through the CLI: --method and --refine, the inertia keys always
 /// present (null after an LLᵀ failure), a zero pivot reported as `singular`.
+/// With --json, a usage error (bad value, or an option CLI11 refuses) still
+/// gives one JSON object on stdout: status usage_error, the message, every
+/// report key present (null); exit status 2 and the message on stderr too.
+TEST(Cli, JsonUsageErrorsPrintOneJsonObject) {
+  const nlohmann::json ok_report = nlohmann::json::parse(run("solve " + data("spd/lund_a.mtx") + " --json").out);
+  for (const char* bad : {"--ncpu 0", "--repeat 0", "--tiles-on-gpu-only", "--ncpu abc", "--no-such-option",
+                          "--method cholesky"}) {
+    const CliRun r = run("solve " + data("spd/lund_a.mtx") + " --json " + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_FALSE(r.err.empty()) << bad;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << bad << ": stdout '" << r.out << "'";
+    EXPECT_EQ(j["status"], "usage_error") << bad;
+    EXPECT_TRUE(j["error"].is_string() && !j["error"].get<std::string>().empty()) << bad;
+    for (const auto& [key, value] : ok_report.items()) {
+      EXPECT_TRUE(j.contains(key)) << bad << ": key " << key;
+    }
+  }
+  // Without --json, stdout stays empty.
+  EXPECT_TRUE(run("solve " + data("spd/lund_a.mtx") + " --ncpu 0").out.empty());
+}
+
 TEST(Cli, LdltMethodsReportInertia) {
   const char* keys[] = {"method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "inertia_guaranteed", "refine_steps", "method_requested"};

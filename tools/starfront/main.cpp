@@ -169,7 +169,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    const int code = app.exit(e) == 0 ? 0 : 2;
+    // `solve ... --json`: stdout still gets one JSON object.
+    bool solve_json = false, in_solve = false;
+    for (int i = 1; i < argc; ++i) {
+      in_solve = in_solve || std::string(argv[i]) == "solve";
+      solve_json = solve_json || (in_solve && std::string(argv[i]) == "--json");
+    }
+    if (code != 0 && solve_json) starfront::tools::print_usage_error_json(e.what());
+    return code;
   }
   if (*gen) {
     if (gen_n < 1) return usage_error("generate: N must be >= 1 (got " + std::to_string(gen_n) + ")");
@@ -195,7 +203,9 @@ int main(int argc, char** argv) {
   if (sa.ncuda > 0 && !solve->count("--tile-size")) sa.tile_size = 512;
   if (sa.ncuda > 0 && !solve->count("--tile-threshold")) sa.tile_threshold = 1024;
   sa.mpi = sa.executor == "starpu-mpi" || (sa.executor == "starpu" && starfront::tools::launched_by_mpi());
-  if (std::string why = starfront::tools::check_solve_args(sa); !why.empty())
+  if (std::string why = starfront::tools::check_solve_args(sa); !why.empty()) {
+    if (sa.json) starfront::tools::print_usage_error_json(why);
     return usage_error("solve: " + why);
+  }
   return starfront::tools::run_solve(sa);
 }

@@ -515,9 +515,9 @@ int run_solve(const SolveArgs& args) {
   }
 }
 
-/// Runs the pipeline and prints the report; returns the exit status.
-static int report(const SolveArgs& args, Report& r) {
-  // Every documented key is present; null where the run did not get that far.
+/// Every documented key of the `solve --json` report, null.
+static nlohmann::json null_report() {
+  nlohmann::json j;
   for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
@@ -526,7 +526,22 @@ static int report(const SolveArgs& args, Report& r) {
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
                         "refine_steps"})
-    r.j[k] = nullptr;
+    j[k] = nullptr;
+  return j;
+}
+
+void print_usage_error_json(const std::string& message) {
+  nlohmann::json j = null_report();
+  for (const char* k : {"method_requested", "file", "executor", "ordering"}) j[k] = nullptr;
+  j["status"] = "usage_error";
+  j["error"] = message;
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+}
+
+/// Runs the pipeline and prints the report; returns the exit status.
+static int report(const SolveArgs& args, Report& r) {
+  // Every documented key is present; null where the run did not get that far.
+  r.j.update(null_report());
   r.j["method_requested"] = args.method;
   int rank = 0, nranks = 1;
 #ifdef STARFRONT_HAVE_MPI

@@ -73,4 +73,10 @@ std::string check_solve_args(const SolveArgs& args);
 /// Runs the command; returns the process exit status (0 ok, 1 failure).
 int run_solve(const SolveArgs& args);
 
+/// `solve --json` with a usage error (bad option or value, exit status 2):
+/// prints on stdout the report with every key null, "status": "usage_error"
+/// and "error": `message`, so that a caller parsing stdout always gets one
+/// JSON object.
+void print_usage_error_json(const std::string& message);
+
 }  // namespace starfront::tools
