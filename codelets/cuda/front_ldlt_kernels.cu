@@ -51,10 +51,9 @@ __device__ __forceinline__ void better(double& v, ll& r, double v2, ll r2) {
   }
 }
 
-/// Block-wide reduction of (max-with-argmin-row pair, plain max); every
-/// thread gets the result. Called by all threads of the block.
-__device__ void block_reduce(Scratch& s, double& v, ll& r, double& w) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+/// Warp-wide step of block_reduce: lane 0 ends with the warp's (max pair,
+/// plain max), ties going to the smaller row (better).
+__device__ void warp_reduce(double& v, ll& r, double& w) {
   for (int o = 16; o > 0; o >>= 1) {
     const double v2 = __shfl_down_sync(0xffffffffu, v, o);
     const ll r2 = __shfl_down_sync(0xffffffffu, r, o);
@@ -62,6 +61,13 @@ __device__ void block_reduce(Scratch& s, double& v, ll& r, double& w) {
     better(v, r, v2, r2);
     w = cmax(w, w2);
   }
+}
+
+/// Block-wide reduction of (max-with-argmin-row pair, plain max); every
+/// thread gets the result. Called by all threads of the block.
+__device__ void block_reduce(Scratch& s, double& v, ll& r, double& w) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  warp_reduce(v, r, w);
   if (lane == 0) {
     s.v[warp] = v;
     s.r[warp] = r;
@@ -72,13 +78,7 @@ __device__ void block_reduce(Scratch& s, double& v, ll& r, double& w) {
     v = lane < kWarps ? s.v[lane] : 0.0;
     r = lane < kWarps ? s.r[lane] : -1;
     w = lane < kWarps ? s.w[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) {
-      const double v2 = __shfl_down_sync(0xffffffffu, v, o);
-      const ll r2 = __shfl_down_sync(0xffffffffu, r, o);
-      const double w2 = __shfl_down_sync(0xffffffffu, w, o);
-      better(v, r, v2, r2);
-      w = cmax(w, w2);
-    }
+    warp_reduce(v, r, w);
     if (lane == 0) {
       s.bv = v;
       s.br = r;

@@ -23,6 +23,7 @@
 #endif
 
 #include "api/solver.hpp"
+#include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
@@ -32,6 +33,9 @@
 
 namespace starfront {
 namespace {
+
+using testing::cpu_spread;
+using testing::frobenius_rel;
 
 /// The test matrices' folder: $STARFRONT_DATA_DIR when set (the device
 /// machine's bundle), else the build's ../shared/data.
@@ -117,33 +121,6 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) 
     s = std::max(s, std::fabs(b[i]));
   }
   return s > 0 ? d / s : d;
-}
-
-/// ‖a − b‖_F / ‖b‖_F.
-double frobenius_rel(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-
-/// Sensitivity of the CPU factor of A (sequential executor, graph options
-/// go): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
-/// (1 + 1e-15·u), u uniform in (-1, 1), seeded. Two backward-stable
-/// factorisations that sum in different orders differ by about this much;
-/// on ill-conditioned matrices (the condensed power-grid KKT systems, pivot
-/// ratios near 1e-8) it is far above 1e-13, so the tests allow
-/// max(1e-13, 10 × this) and print it.
-double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
-  Solver s1;
-  EXPECT_TRUE(s1.analyse(A, AnalysisOptions{}, go).ok());
-  EXPECT_TRUE(s1.factorize(A, FactorOptions{}, Executor::sequential).ok());
-  const std::vector<double> ref = s1.factor().Lx;
-  CscMatrix B = A;
-  std::mt19937_64 rng(77);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (double& x : B.values) x *= 1.0 + 1e-15 * u(rng);
-  EXPECT_TRUE(s1.factorize(B, FactorOptions{}, Executor::sequential).ok());
-  return frobenius_rel(s1.factor().Lx, ref);
 }
 
 long long subtree_tasks(const TaskGraph& G) { return graph_stats(G).by_kind[static_cast<int>(TaskKind::subtree)]; }

@@ -48,6 +48,7 @@ namespace {
 
 using testing::IndefKind;
 using testing::random_indefinite;
+using testing::from_dense_lower;
 using testing::random_vector;
 using testing::rel_diff;
 
@@ -372,21 +373,6 @@ TEST(CudaLdlt, RandomIndefiniteGpuEqualsCpu) {
   std::printf("[ %d random matrices: %lld front tasks on the GPU of %lld tasks ]\n", cases, fronts, tasks);
   EXPECT_EQ(fronts, tasks) << "with one task per front and fronts on the GPU only, every task is a GPU front";
   EXPECT_LE(rounding_dependent, 4);
-}
-
-CscMatrix from_dense_lower(idx_t n, const std::vector<double>& M) {
-  std::vector<idx_t> r, c;
-  std::vector<double> v;
-  for (idx_t j = 0; j < n; ++j)
-    for (idx_t i = j; i < n; ++i)
-      if (M[i + j * n] != 0.0 || i == j) {
-        r.push_back(i);
-        c.push_back(j);
-        v.push_back(M[i + j * n]);
-      }
-  CscMatrix A;
-  lower_csc_from_triplets(n, r, c, v, A);
-  return A;
 }
 
 TEST(CudaLdlt, SmallCasesOfTheIssue) {

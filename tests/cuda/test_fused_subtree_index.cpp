@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "cpu/task_kernels.hpp"
 #include "cuda/fused_subtree_index.hpp"
@@ -29,6 +30,9 @@
 
 namespace starfront {
 namespace {
+
+using testing::cpu_spread;
+using testing::frobenius_rel;
 
 /// The test matrices' folder: $STARFRONT_DATA_DIR when set (the device
 /// machine's bundle), else the build's ../shared/data.
@@ -164,18 +168,8 @@ idx_t compare_subtrees(const TaskGraph& G, const CscMatrix& A, double pivot_tol,
   const FrontPlan& P = *G.plan;
   FusedSubtreeIndex X;
   EXPECT_TRUE(build_fused_subtree_index(G, X).ok());
-  std::vector<double> Lx(static_cast<std::size_t>(P.factor_size()), 0.0);
-  std::vector<std::vector<double>> own(G.blocks.size());
-  std::vector<double*> base(G.blocks.size());
-  for (std::size_t b = 0; b < G.blocks.size(); ++b) {
-    const Block& k = G.blocks[b];
-    if (k.offset >= 0) {
-      base[b] = Lx.data() + k.offset;
-    } else {
-      own[b].assign(static_cast<std::size_t>(std::max<idx_t>(k.ld * k.cols, 1)), 0.0);
-      base[b] = own[b].data();
-    }
-  }
+  testing::HostBlocks host(G);
+  std::vector<double*>& base = host.base;
   FactorContext ctx;
   ctx.values = A.values.data();
   ctx.pivot_tol = pivot_tol;
@@ -255,33 +249,6 @@ TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
       EXPECT_FALSE(X.empty) << m.name;
       check_structure(solver.graph(), X, m.name + (gpu ? " (GPU graph)" : ""));
     }
-}
-
-/// ‖a − b‖_F / ‖b‖_F.
-double frobenius_rel(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-
-/// Sensitivity of the CPU factor of A (sequential executor, graph options
-/// go): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
-/// (1 + 1e-15·u), u uniform in (-1, 1), seeded. Two backward-stable
-/// factorisations that sum in different orders differ by about this much;
-/// on ill-conditioned matrices (the condensed power-grid KKT systems, pivot
-/// ratios near 1e-8) it is far above 1e-13, so the tests allow
-/// max(1e-13, 10 × this) and print it.
-double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
-  Solver s1;
-  EXPECT_TRUE(s1.analyse(A, AnalysisOptions{}, go).ok());
-  EXPECT_TRUE(s1.factorize(A, FactorOptions{}, Executor::sequential).ok());
-  const std::vector<double> ref = s1.factor().Lx;
-  CscMatrix B = A;
-  std::mt19937_64 rng(77);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (double& x : B.values) x *= 1.0 + 1e-15 * u(rng);
-  EXPECT_TRUE(s1.factorize(B, FactorOptions{}, Executor::sequential).ok());
-  return frobenius_rel(s1.factor().Lx, ref);
 }
 
 /// The emulation gives the CPU subtree kernel's panel and root CB to 1e-13

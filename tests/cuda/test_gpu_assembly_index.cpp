@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "cpu/task_kernels.hpp"
 #include "cuda/assembly_index.hpp"
@@ -37,22 +38,11 @@ GraphOptions small_tiles() {
 /// kernel and by the emulation (from the same inputs), and compares the
 /// tiles they write. Returns the number of tasks compared.
 idx_t compare_all_tasks(const TaskGraph& G, const CscMatrix& A, int window) {
-  const FrontPlan& P = *G.plan;
   GpuAssemblyIndex X;
   EXPECT_TRUE(build_gpu_assembly_index(G, X).ok());
   EXPECT_FALSE(X.empty);
-  std::vector<double> Lx(static_cast<std::size_t>(P.factor_size()), 0.0);
-  std::vector<std::vector<double>> own(G.blocks.size());
-  std::vector<double*> base(G.blocks.size());
-  for (std::size_t b = 0; b < G.blocks.size(); ++b) {
-    const Block& k = G.blocks[b];
-    if (k.offset >= 0) {
-      base[b] = Lx.data() + k.offset;
-    } else {
-      own[b].assign(static_cast<std::size_t>(std::max<idx_t>(k.ld * k.cols, 1)), 0.0);
-      base[b] = own[b].data();
-    }
-  }
+  testing::HostBlocks host(G);
+  std::vector<double*>& base = host.base;
   FactorContext ctx;
   ctx.values = A.values.data();
   idx_t compared = 0;

@@ -138,4 +138,21 @@ inline std::vector<double> dense_sysv(const CscMatrix& A, const std::vector<doub
   return x;
 }
 
+/// Lower CSC of the symmetric n×n matrix M (dense, column-major; its lower
+/// triangle is read): every nonzero, and every diagonal entry even when 0.
+inline CscMatrix from_dense_lower(idx_t n, const std::vector<double>& M) {
+  std::vector<idx_t> r, c;
+  std::vector<double> v;
+  for (idx_t j = 0; j < n; ++j)
+    for (idx_t i = j; i < n; ++i)
+      if (M[i + j * n] != 0.0 || i == j) {
+        r.push_back(i);
+        c.push_back(j);
+        v.push_back(M[i + j * n]);
+      }
+  CscMatrix A;
+  lower_csc_from_triplets(n, r, c, v, A);
+  return A;
+}
+
 }  // namespace starfront::testing

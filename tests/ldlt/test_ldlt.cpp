@@ -25,6 +25,7 @@ using testing::eigenvalues;
 using testing::IndefKind;
 using testing::inertia_of;
 using testing::random_indefinite;
+using testing::from_dense_lower;
 using testing::random_vector;
 using testing::rel_diff;
 using testing::to_dense;
@@ -33,21 +34,6 @@ FactorOptions ldlt_options(FactorMethod m = FactorMethod::ldlt) {
   FactorOptions o;
   o.method = m;
   return o;
-}
-
-CscMatrix from_dense_lower(idx_t n, const std::vector<double>& M) {
-  std::vector<idx_t> r, c;
-  std::vector<double> v;
-  for (idx_t j = 0; j < n; ++j)
-    for (idx_t i = j; i < n; ++i)
-      if (M[i + j * n] != 0.0 || i == j) {
-        r.push_back(i);
-        c.push_back(j);
-        v.push_back(M[i + j * n]);
-      }
-  CscMatrix A;
-  lower_csc_from_triplets(n, r, c, v, A);
-  return A;
 }
 
 template <class A, class B>

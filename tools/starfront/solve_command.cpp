@@ -96,6 +96,19 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
   r.j["below_threshold_pivots"] = F.below_threshold_pivots;
 }
 
+/// The analysis keys of the report: its time, nnz(L), flops, the largest
+/// front and the supernodes.
+void describe_analysis(const Solver& solver, Report& r) {
+  const SymbolicFactor& S = solver.symbolic();
+  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
+  r.j["nnz_l"] = S.nnz_l;
+  r.j["nnz_l_exact"] = S.nnz_l_exact;
+  r.j["flops"] = S.flops;
+  r.j["flops_exact"] = S.flops_exact;
+  r.j["max_front"] = S.max_front;
+  r.j["supernodes"] = S.nsuper;
+}
+
 /// The task-graph figures of the report: tasks by kind, critical path, slot
 /// policy and memory estimates (the measured keys null). Returns G's stats.
 GraphStats describe_graph(const TaskGraph& G, Report& r) {
@@ -144,14 +157,7 @@ Status run(const SolveArgs& a, Report& r) {
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
   st = solver.analyse(A, analysis_options(a.ordering), graph_options(a, workers));
   if (!st.ok()) return st;
-  const SymbolicFactor& S = solver.symbolic();
-  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
-  r.j["nnz_l"] = S.nnz_l;
-  r.j["nnz_l_exact"] = S.nnz_l_exact;
-  r.j["flops"] = S.flops;
-  r.j["flops_exact"] = S.flops_exact;
-  r.j["max_front"] = S.max_front;
-  r.j["supernodes"] = S.nsuper;
+  describe_analysis(solver, r);
   const GraphStats gs = describe_graph(solver.graph(), r);
 
   // StarPU starts after the analysis: its workers would compete for the cores.
@@ -302,14 +308,7 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   const int per_rank = a.ncpu > 0 ? a.ncpu : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nranks);
   st = agree_status(solver.analyse(A, analysis_options(a.ordering), graph_options(a, per_rank * nranks)), comm);
   if (!st.ok()) return st;
-  const SymbolicFactor& S = solver.symbolic();
-  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
-  r.j["nnz_l"] = S.nnz_l;
-  r.j["nnz_l_exact"] = S.nnz_l_exact;
-  r.j["flops"] = S.flops;
-  r.j["flops_exact"] = S.flops_exact;
-  r.j["max_front"] = S.max_front;
-  r.j["supernodes"] = S.nsuper;
+  describe_analysis(solver, r);
   unbind_when_sharing_a_node(comm);
   std::unique_ptr<StarpuRuntime> rt;
   RuntimeOptions ro(a.ncpu, a.ncuda, a.sched);

@@ -172,7 +172,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     starpu_cusolver_init();
   }
 #endif
-  set_tiles_cuda_only(opts.tiles_on_cuda_only, opts.fronts_on_cuda_only);
+  set_cuda_only(opts.tiles_on_cuda_only, opts.fronts_on_cuda_only);
   starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = opts.sched;
   if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
@@ -188,7 +188,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 StarpuRuntime::~StarpuRuntime() {
   release_gpu_assembly_cache();  // its handles must go before starpu_shutdown
   if (starpu_is_paused()) starpu_resume();
-  set_tiles_cuda_only(false, false);
+  set_cuda_only(false, false);
 #ifdef STARFRONT_HAVE_CUDA
   if (ncuda_ > 0) {
     starpu_cusolver_shutdown();

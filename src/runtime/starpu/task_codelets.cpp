@@ -178,7 +178,7 @@ long long cuda_potrf_fallbacks() {
 #endif
 }
 
-void set_tiles_cuda_only(bool tiles, bool fronts) {
+void set_cuda_only(bool tiles, bool fronts) {
 #ifdef STARFRONT_HAVE_CUDA
   for (int k = 0; k < kTaskKinds; ++k) {
     const auto kind = static_cast<TaskKind>(k);

@@ -125,7 +125,7 @@ long long cuda_potrf_fallbacks();
 /// fronts; the executor keeps Cholesky fronts and LDLᵀ subtrees on CPUs).
 /// Without the CUDA codelets: no effect. Call only while no task is in
 /// flight (StarpuRuntime::start does, from RuntimeOptions).
-void set_tiles_cuda_only(bool tiles, bool fronts);
+void set_cuda_only(bool tiles, bool fronts);
 
 /// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
 /// definition: works around StarPU reading a fixed 8-entry array). Call
