@@ -1,5 +1,6 @@
 // Helpers shared by the GPU-kernel tests (tests/cuda): host buffers for every
-// block of a task graph, and the factor comparisons of the fused-subtree tests.
+// block of a task graph, and the matrices and factor comparisons of the
+// fused-subtree tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "api/solver.hpp"
@@ -60,6 +62,31 @@ inline double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
   for (double& x : B.values) x *= 1.0 + 1e-15 * u(rng);
   EXPECT_TRUE(s1.factorize(B, FactorOptions{}, Executor::sequential).ok());
   return frobenius_rel(s1.factor().Lx, ref);
+}
+
+/// Random SPD matrix whose column j couples to up to `band` random earlier
+/// columns within distance `band` (a random banded pattern): nested
+/// dissection gives thousands of fronts of order < 2·band, the regime of the
+/// fused kernel. Diagonally dominant, values uniform in (-1, 1).
+inline CscMatrix random_banded_spd(idx_t n, idx_t band, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<idx_t> rows, cols;
+  std::vector<double> vals, rowsum(n, 0.0);
+  for (idx_t i = 1; i < n; ++i) {
+    std::set<idx_t> js;
+    const idx_t links = 1 + static_cast<idx_t>(rng() % 2);
+    for (idx_t l = 0; l < links; ++l) js.insert(std::max<idx_t>(0, i - 1 - static_cast<idx_t>(rng() % band)));
+    for (idx_t j : js) {
+      const double v = u(rng);
+      rows.push_back(i), cols.push_back(j), vals.push_back(v);
+      rowsum[i] += std::fabs(v), rowsum[j] += std::fabs(v);
+    }
+  }
+  for (idx_t i = 0; i < n; ++i) rows.push_back(i), cols.push_back(i), vals.push_back(rowsum[i] + 0.5 + 0.5 * (u(rng) + 1));
+  CscMatrix A;
+  lower_csc_from_triplets(n, rows, cols, vals, A);
+  return A;
 }
 
 }  // namespace starfront::testing

@@ -36,6 +36,7 @@ namespace {
 
 using testing::cpu_spread;
 using testing::frobenius_rel;
+using testing::random_banded_spd;
 
 /// The test matrices' folder: $STARFRONT_DATA_DIR when set (the device
 /// machine's bundle), else the build's ../shared/data.
@@ -66,29 +67,6 @@ bool gpu_required() {
       GTEST_SKIP() << "no CUDA device (" << st_.message << ")";                       \
     }                                                                                 \
   } while (0)
-
-/// As in test_fused_subtree_index.cpp: a random banded SPD matrix, thousands
-/// of small fronts.
-CscMatrix random_banded_spd(idx_t n, idx_t band, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<idx_t> rows, cols;
-  std::vector<double> vals, rowsum(n, 0.0);
-  for (idx_t i = 1; i < n; ++i) {
-    std::set<idx_t> js;
-    const idx_t links = 1 + static_cast<idx_t>(rng() % 2);
-    for (idx_t l = 0; l < links; ++l) js.insert(std::max<idx_t>(0, i - 1 - static_cast<idx_t>(rng() % band)));
-    for (idx_t j : js) {
-      const double v = u(rng);
-      rows.push_back(i), cols.push_back(j), vals.push_back(v);
-      rowsum[i] += std::fabs(v), rowsum[j] += std::fabs(v);
-    }
-  }
-  for (idx_t i = 0; i < n; ++i) rows.push_back(i), cols.push_back(i), vals.push_back(rowsum[i] + 0.5 + 0.5 * (u(rng) + 1));
-  CscMatrix A;
-  lower_csc_from_triplets(n, rows, cols, vals, A);
-  return A;
-}
 
 struct NamedMatrix {
   std::string name;
