@@ -817,6 +817,20 @@ starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, i
     if (!F->factorized)
       return fail(STARFRONT_INVALID_ARGUMENT, f + ": no successful factorisation to solve with");
     const int64_t n = F->desc.n;
+#ifdef STARFRONT_HAVE_MPI
+    if (F->rt && F->rt->mpi) {  // collective: B on rank 0 (checked there, agreed by all ranks)
+      int rank = 0, nranks = 1;
+      MPI_Comm_rank(F->rt->comm, &rank);
+      MPI_Comm_size(F->rt->comm, &nranks);
+      const auto t0 = std::chrono::steady_clock::now();
+      const Status st = F->solver.solve_mpi(starfront::root_layout(n, nranks), rank == 0 ? B : nullptr, nrhs,
+                                            rank == 0 ? ldb : 1, F->rt->comm);
+      if (!st.ok()) return fail(fn, st, F->desc.base);
+      F->t_solve = seconds_since(t0);
+      ++F->solves;
+      return STARFRONT_OK;
+    }
+#endif
     if (nrhs < 0) return fail(STARFRONT_INVALID_ARGUMENT, f + ": nrhs = " + str(nrhs) + " is negative");
     if (ldb < std::max<int64_t>(1, n))
       return fail(STARFRONT_INVALID_ARGUMENT,
@@ -830,6 +844,74 @@ starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, i
     return STARFRONT_OK;
   });
 }
+
+#ifdef STARFRONT_HAVE_MPI
+namespace {
+/// The checks shared by the distributed-vector entry points: F bound to an
+/// MPI runtime and distributed-factorised. Local (every rank reaches the
+/// same verdict: the factorisation's status is agreed on).
+starfront_status check_mpi_factor(const std::string& f, const starfront_factor* F) {
+  if (!F) return fail(STARFRONT_INVALID_ARGUMENT, f + ": F is NULL");
+  if (!F->rt || !F->rt->mpi)
+    return fail(STARFRONT_INVALID_ARGUMENT, f + ": F is not bound to a runtime of starfront_runtime_init_mpi");
+  if (!F->factorized)
+    return fail(STARFRONT_INVALID_ARGUMENT, f + ": no successful factorisation to solve with");
+  return STARFRONT_OK;
+}
+
+/// A distributed solve in layout L (collective), timed and counted.
+starfront_status solve_in_layout(const char* fn, starfront_factor* F, const starfront::VectorLayout& L,
+                                 int64_t nrhs, double* X, int64_t ldx) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status st = F->solver.solve_mpi(L, X, nrhs, ldx, F->rt->comm);
+  if (!st.ok()) return fail(fn, st, F->desc.base);
+  F->t_solve = seconds_since(t0);
+  ++F->solves;
+  return STARFRONT_OK;
+}
+}  // namespace
+
+starfront_status starfront_mpi_local_rows(const starfront_factor* F, int64_t* count, int64_t* rows) {
+  constexpr const char* fn = "starfront_mpi_local_rows";
+  return guarded(fn, [&] {
+    const std::string f(fn);
+    if (const starfront_status s = check_mpi_factor(f, F); s != STARFRONT_OK) return s;
+    if (!count) return fail(STARFRONT_INVALID_ARGUMENT, f + ": count is NULL");
+    const std::lock_guard<std::mutex> lock(F->mutex);
+    int rank = 0;
+    MPI_Comm_rank(F->rt->comm, &rank);
+    const starfront::VectorLayout L = F->solver.solve_layout();
+    *count = L.count(rank);
+    if (rows) {
+      const std::vector<idx_t> mine = L.rows(rank);
+      for (std::size_t i = 0; i < mine.size(); ++i) rows[i] = mine[i] + F->desc.base;
+    }
+    return STARFRONT_OK;
+  });
+}
+
+starfront_status starfront_mpi_solve_local(starfront_factor* F, int64_t nrhs, double* X, int64_t ldx) {
+  constexpr const char* fn = "starfront_mpi_solve_local";
+  return guarded(fn, [&] {
+    if (const starfront_status s = check_mpi_factor(fn, F); s != STARFRONT_OK) return s;
+    const std::lock_guard<std::mutex> lock(F->mutex);
+    return solve_in_layout(fn, F, F->solver.solve_layout(), nrhs, X, ldx);
+  });
+}
+
+starfront_status starfront_mpi_solve_block(starfront_factor* F, int64_t first_row, int64_t nlocal, int64_t nrhs,
+                                           double* X, int64_t ldx) {
+  constexpr const char* fn = "starfront_mpi_solve_block";
+  return guarded(fn, [&] {
+    if (const starfront_status s = check_mpi_factor(fn, F); s != STARFRONT_OK) return s;
+    const std::lock_guard<std::mutex> lock(F->mutex);
+    starfront::VectorLayout L;
+    const Status st = starfront::block_layout(F->desc.n, first_row - F->desc.base, nlocal, F->rt->comm, L);
+    if (!st.ok()) return fail(fn, st, F->desc.base);
+    return solve_in_layout(fn, F, L, nrhs, X, ldx);
+  });
+}
+#endif
 
 // -------------------------------------------------------- information
 

@@ -7,6 +7,8 @@
 
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/starpu_executor.hpp"
+#include "plan/rank_mapping.hpp"
+#include "solve/graph_solve.hpp"
 #include "solve/solve.hpp"
 
 namespace starfront {
@@ -14,6 +16,7 @@ namespace starfront {
 Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
                        const GraphOptions& graph_opts) {
   analysed_ = factorized_ = false;
+  process_solve_for_ = nullptr;
   const auto t0 = std::chrono::steady_clock::now();
   Status st = starfront::analyse(A, opts, sym_);
   if (!st.ok()) return st;
@@ -81,7 +84,20 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   if (factorized_) {
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     refine_steps_ = opts.refine_steps;
+    if (!factor_.is_ldlt()) st = prepare_process_solve();
+    factorized_ = st.ok();
   }
+  return st;
+}
+
+Status Solver::prepare_process_solve() {
+  const TaskGraph& G = factorized_graph();
+  if (process_solve_for_ == &G && process_solve_build_ == G.build_id) return Status::success();
+  process_solve_for_ = nullptr;
+  RankMapping one;
+  Status st = map_graph(G, 1, one);
+  if (st.ok()) st = build_solve_graph(G, one, process_solve_);
+  if (st.ok()) process_solve_for_ = &G, process_solve_build_ = G.build_id;
   return st;
 }
 
@@ -108,9 +124,12 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
     return Status::error(StatusCode::invalid_argument, "solve called without a successful factorisation");
   if (factor_.Lx.size() != static_cast<std::size_t>(plan_.factor_size()))
     return Status::error(StatusCode::invalid_argument,
-                         "the factor of a distributed factorisation lives on rank 0: solve there");
+                         "the factor is distributed over MPI ranks: use the collective solve_mpi");
   stats_.refine = RefineInfo{};
-  return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
+  if (factor_.is_ldlt()) return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
+  return refine_with(
+      a_, [&](double* X, idx_t ncols) { return solve_in_place_graph(process_solve_, factor_, X, ncols, a_.n); }, B,
+      nrhs, ldb, refine_steps_, &stats_.refine);
 }
 
 #ifdef STARFRONT_HAVE_MPI
@@ -148,18 +167,108 @@ Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_
                          "the ranks analysed the matrix differently (orderings or graphs differ): every rank "
                          "must pass the same matrix and options");
   if (mapped_ranks_ != nranks) {
-    st = agree_status(distribute_graph(graph_, nranks, graph_opts_.slots, mapping_), comm);
-    if (!st.ok()) return st;
+    st = distribute_graph(graph_, nranks, graph_opts_.slots, mapping_);
+    if (st.ok()) st = build_solve_graph(graph_, mapping_, solve_graph_);
+    if (st = agree_status(st, comm); !st.ok()) return st;
     mapped_ranks_ = nranks;
   }
   last_graph_ = &graph_;
-  st = factorize_starpu_mpi(graph_, mapping_, A, opts, comm, factor_, &stats_.factor, &mpi_info_);
+  local_ = LocalFactor{};
+  st = factorize_starpu_mpi(graph_, mapping_, A, opts, comm, factor_, local_, &stats_.factor, &mpi_info_);
   factorized_ = st.ok();
   if (factorized_) {
     a_.values = A.values;
     refine_steps_ = opts.refine_steps;
   }
   return st;
+}
+
+Status Solver::solve_mpi(const VectorLayout& L, double* B, idx_t nrhs, idx_t ldb, MPI_Comm comm) {
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nranks);
+  Status st;
+  const idx_t n = plan_.n;
+  if (!factorized_ || !local_.valid())
+    st = Status::error(StatusCode::invalid_argument,
+                       "solve called without a successful distributed factorisation (factorize_mpi)");
+  else if (L.nranks != nranks || L.n != n)
+    st = Status::error(StatusCode::invalid_argument, "solve: the vector layout is for " + std::to_string(L.n) +
+                                                         " rows on " + std::to_string(L.nranks) + " ranks");
+  else if (nrhs < 0)
+    st = Status::error(StatusCode::invalid_argument, "solve: nrhs = " + std::to_string(nrhs) + " is negative");
+  else if (L.count(rank) > 0 && nrhs > 0 && (!B || ldb < L.count(rank)))
+    st = Status::error(StatusCode::invalid_argument,
+                       "solve: this rank's " + std::to_string(L.count(rank)) + " rows need B and ldb >= " +
+                           std::to_string(L.count(rank)) + " (ldb = " + std::to_string(ldb) + ")");
+  long long r[2] = {nrhs, -nrhs};
+  MPI_Allreduce(MPI_IN_PLACE, r, 2, MPI_LONG_LONG, MPI_MIN, comm);
+  if (st.ok() && r[0] != -r[1])
+    st = Status::error(StatusCode::invalid_argument, "solve: the ranks passed different numbers of right-hand sides");
+  if (st = agree_status(st, comm); !st.ok()) return st;
+  const auto t0 = std::chrono::steady_clock::now();
+  stats_.refine = RefineInfo{};
+  solve_info_ = MpiSolveInfo{};
+  solve_info_.sent_bytes.assign(nranks, 0.0);
+  solve_info_.tasks_run.assign(nranks, 0);
+  solve_info_.tasks_submitted.assign(nranks, 0);
+  mpi_solves_ = 0;
+  const VectorLayout O = owner_layout(solve_graph_);
+  const idx_t ldw = std::max<idx_t>(1, O.count(rank));
+  // One distributed solve of the ncols columns X holds in layout `from`.
+  auto distributed = [&](const VectorLayout& from, double* X, idx_t ldx, idx_t ncols) {
+    std::vector<double> w(static_cast<std::size_t>(ldw * ncols));
+    redistribute(from, X, ldx, O, w.data(), ldw, ncols, comm);
+    MpiSolveInfo one;
+    const Status s = solve_starpu_mpi(solve_graph_, local_, w.data(), ncols, ldw, comm, &one);
+    if (s.ok()) redistribute(O, w.data(), ldw, from, X, ldx, ncols, comm);
+    for (int q = 0; q < nranks && q < static_cast<int>(one.sent_bytes.size()); ++q) {
+      solve_info_.sent_bytes[q] += one.sent_bytes[q];
+      solve_info_.tasks_run[q] += one.tasks_run[q];
+      solve_info_.tasks_submitted[q] += one.tasks_submitted[q];
+    }
+    solve_info_.nrhs += ncols;
+    ++mpi_solves_;
+    return s;
+  };
+  auto finish = [&](Status s) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    MPI_Bcast(&secs, 1, MPI_DOUBLE, 0, comm);
+    solve_info_.seconds = secs;
+    return s;
+  };
+  if (refine_steps_ == 0) return finish(distributed(L, B, ldb, nrhs));
+
+  // Iterative refinement driven by rank 0, where A and the residuals live;
+  // the other ranks join every distributed solve it asks for (count, or -1: done).
+  const VectorLayout R = root_layout(n, nranks);
+  const idx_t ld0 = std::max<idx_t>(1, n);
+  std::vector<double> B0(rank == 0 ? static_cast<std::size_t>(ld0 * nrhs) : 0);
+  redistribute(L, B, ldb, R, B0.data(), ld0, nrhs, comm);
+  if (rank == 0) {
+    auto step = [&](double* X, idx_t ncols) {
+      long long k = ncols;
+      MPI_Bcast(&k, 1, MPI_LONG_LONG, 0, comm);
+      return distributed(R, X, ld0, ncols);
+    };
+    st = refine_with(a_, step, B0.data(), nrhs, ld0, refine_steps_, &stats_.refine);
+    long long done = -1;
+    MPI_Bcast(&done, 1, MPI_LONG_LONG, 0, comm);
+  } else {
+    for (;;) {
+      long long k = 0;
+      MPI_Bcast(&k, 1, MPI_LONG_LONG, 0, comm);
+      if (k < 0) break;
+      distributed(R, nullptr, 1, static_cast<idx_t>(k));
+    }
+  }
+  st = agree_status(st, comm);
+  double ri[2] = {static_cast<double>(stats_.refine.steps), stats_.refine.backward_error};
+  MPI_Bcast(ri, 2, MPI_DOUBLE, 0, comm);
+  stats_.refine.steps = static_cast<int>(ri[0]);
+  stats_.refine.backward_error = ri[1];
+  if (st.ok()) redistribute(R, B0.data(), ld0, L, B, ldb, nrhs, comm);
+  return finish(st);
 }
 #endif
 

@@ -3,18 +3,23 @@
 // pattern), solve. Owns its symbolic factor, plan and numeric factor.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "analysis/symbolic.hpp"
 #include "plan/cb_slots.hpp"
 #include "plan/front_plan.hpp"
+#include "plan/solve_graph.hpp"
 #include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
 #include "solve/refine.hpp"
 
 #ifdef STARFRONT_HAVE_MPI
 #include "plan/rank_mapping.hpp"
+#include "plan/solve_graph.hpp"
 #include "runtime/starpu_mpi/mpi_executor.hpp"
+#include "runtime/starpu_mpi/mpi_solve.hpp"
+#include "runtime/starpu_mpi/vector_layout.hpp"
 #endif
 
 namespace starfront {
@@ -64,20 +69,53 @@ class Solver {
   /// rank passes the same A and ran the same analyse() (checked: the
   /// orderings and graphs are compared, invalid_argument if they differ).
   /// The first call for a communicator size maps the graph onto its ranks
-  /// and plans the slots per rank (plan/rank_mapping.hpp; mapping()).
+  /// and plans the slots per rank (plan/rank_mapping.hpp; mapping()) and
+  /// builds the solve graph (plan/solve_graph.hpp; solve_graph()).
   /// Cholesky only (method llt or automatic, which then runs llt only). The
-  /// factor is gathered on rank 0: solve() works there only (elsewhere it
-  /// returns invalid_argument). Errors: as factorize, the same on every rank.
+  /// factor stays distributed (each rank keeps the blocks it owns): solve
+  /// with solve_mpi (solve() returns invalid_argument). Errors: as
+  /// factorize, the same on every rank.
   Status factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_Comm comm);
+
+  /// Distributed solve A X = B after factorize_mpi (collective over the
+  /// same comm). B: this rank's rows of the n×nrhs right-hand sides in
+  /// layout L (runtime/starpu_mpi/vector_layout.hpp: root = everything on
+  /// rank 0, owner_layout(), or a block layout), column-major with leading
+  /// dimension ldb >= max(1, L.count(rank)) (ignored, and B may be null,
+  /// where the rank holds no row); overwritten with the same rows of X.
+  /// The rows move to the ranks owning the factor (owner layout), the
+  /// solve runs there as StarPU-MPI tasks (mpi_solve.hpp), and the solution
+  /// comes back in layout L. With FactorOptions::refine_steps > 0 (the
+  /// default), iterative refinement as solve(): B and X are collected on
+  /// rank 0, where the residual is formed (A lives there), and every
+  /// correction is a distributed solve; stats().refine on every rank.
+  /// Errors (the same on every rank, B unchanged): invalid_argument (no
+  /// distributed factorisation, a layout of another size or communicator,
+  /// nrhs < 0 or different on the ranks, ldb, a right-hand side entry not
+  /// finite), runtime_error (overflow; refinement could not reach 1.5e-8).
+  Status solve_mpi(const VectorLayout& L, double* B, idx_t nrhs, idx_t ldb, MPI_Comm comm);
   /// The mapping of the last factorize_mpi (nranks 0 before).
   const RankMapping& mapping() const { return mapping_; }
+  /// The solve graph of that mapping (empty before).
+  const SolveGraph& solve_graph() const { return solve_graph_; }
+  /// The solve's own distribution of vectors (valid after a successful factorize_mpi).
+  VectorLayout solve_layout() const { return owner_layout(solve_graph_); }
   /// Per-rank figures of the last factorize_mpi.
   const MpiRunInfo& mpi_info() const { return mpi_info_; }
+  /// Figures of the last solve_mpi, summed over its distributed solves
+  /// (one, plus one per refinement step): bytes sent, tasks; seconds of the
+  /// whole call; nrhs = right-hand sides solved in all (columns).
+  const MpiSolveInfo& mpi_solve_info() const { return solve_info_; }
+  /// Distributed solves the last solve_mpi ran.
+  int mpi_solves() const { return mpi_solves_; }
 #endif
 
   /// Overwrites B (n×nrhs, column-major, leading dimension ldb) with A⁻¹B,
   /// with up to FactorOptions::refine_steps steps of iterative refinement
-  /// (stats().refine reports them).
+  /// (stats().refine reports them; refine_with: all right-hand sides solved
+  /// together). LLᵀ: by the tasks of the factorised graph's solve graph run
+  /// in this process (solve/graph_solve.hpp), the same arithmetic as the
+  /// distributed solve_mpi; LDLᵀ: solve/ldlt_solve.hpp.
   /// Errors: invalid_argument (no successful factorisation, bad sizes).
   Status solve(double* B, idx_t nrhs, idx_t ldb) const;
 
@@ -108,6 +146,8 @@ class Solver {
   Status check_pattern(const CscMatrix& A) const;
 
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+  /// Builds process_solve_ for the factorised graph (once per graph).
+  Status prepare_process_solve();
 
   SymbolicFactor sym_;
   FrontPlan plan_;
@@ -119,11 +159,18 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   NumericFactor factor_;
+  SolveGraph process_solve_;              // solve graph of last_graph_ on one rank (LLᵀ solves)
+  const TaskGraph* process_solve_for_ = nullptr;
+  std::uint64_t process_solve_build_ = 0;
   bool analysed_ = false, factorized_ = false;
   mutable SolverStats stats_;
 #ifdef STARFRONT_HAVE_MPI
   RankMapping mapping_;
+  SolveGraph solve_graph_;
+  LocalFactor local_;               // this rank's factor blocks (factorize_mpi)
   MpiRunInfo mpi_info_;
+  MpiSolveInfo solve_info_;
+  int mpi_solves_ = 0;
   int mapped_ranks_ = 0;            // ranks of mapping_ (0: not mapped)
 #endif
 };

@@ -3,6 +3,8 @@
 // x ← x + A⁻¹(b − A x) with the same factor, while the backward error drops.
 #pragma once
 
+#include <functional>
+
 #include "solve/solve.hpp"
 
 namespace starfront {
@@ -34,5 +36,19 @@ constexpr double kMaxBackwardError = 1.4901161193847656e-08;
 /// never returned as a success; info still says what was reached).
 Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
                      int max_steps, RefineInfo* info = nullptr);
+
+/// A solver of A X = R in place: X (n×ncols, leading dimension n) holds R
+/// on entry and the solution on success.
+using ColumnSolver = std::function<Status(double* X, idx_t ncols)>;
+
+/// solve_refined with any solver (the distributed solve, mpi_solve.hpp):
+/// the first solve takes every right-hand side at once, then each
+/// refinement step solves the residuals of the right-hand sides still
+/// refining together (one call per step). Same stopping rules, outcome and
+/// errors as solve_refined; bad arguments (nrhs < 0, ldb < max(1, n)) are
+/// invalid_argument; when `solve` fails in a refinement step, refinement
+/// stops there for every right-hand side.
+Status refine_with(const CscMatrix& A, const ColumnSolver& solve, double* B, idx_t nrhs, idx_t ldb,
+                   int max_steps, RefineInfo* info = nullptr);
 
 }  // namespace starfront

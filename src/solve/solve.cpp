@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -56,7 +57,8 @@ void backward(const FrontPlan& P, const double* Lx, double* X, idx_t nrhs, std::
 
 }  // namespace
 
-Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) {
+Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
+                           const std::function<void(double* X, idx_t nrhs)>& core) {
   if (!F.plan || static_cast<idx_t>(F.Lx.size()) != F.plan->factor_size())
     return Status::error(StatusCode::invalid_argument, "solve called without a valid factor");
   const FrontPlan& P = *F.plan;
@@ -72,15 +74,10 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) 
         return Status::error(StatusCode::invalid_argument,
                              "solve: entry " + std::to_string(i + 1) + " of right-hand side " +
                                  std::to_string(c + 1) + " is not finite");
-  std::vector<double> X(P.n * nrhs), W;
+  std::vector<double> X(P.n * nrhs);
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
-  if (F.is_ldlt()) {
-    ldlt_solve_permuted(F, X.data(), nrhs);
-  } else {
-    forward(P, F.Lx.data(), X.data(), nrhs, W);
-    backward(P, F.Lx.data(), X.data(), nrhs, W);
-  }
+  core(X.data(), nrhs);
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k)
       if (!std::isfinite(X[k + c * P.n]))
@@ -92,6 +89,18 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) 
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) B[perm[k] + c * ldb] = X[k + c * P.n];
   return Status::success();
+}
+
+Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) {
+  return solve_permuted_with(F, B, nrhs, ldb, [&](double* X, idx_t r) {
+    if (F.is_ldlt()) {
+      ldlt_solve_permuted(F, X, r);
+    } else {
+      std::vector<double> W;
+      forward(*F.plan, F.Lx.data(), X, r, W);
+      backward(*F.plan, F.Lx.data(), X, r, W);
+    }
+  });
 }
 
 double backward_error(const CscMatrix& A, const double* x, const double* b) {

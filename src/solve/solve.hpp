@@ -2,6 +2,8 @@
 // backward error of a computed solution.
 #pragma once
 
+#include <functional>
+
 #include "solve/factor.hpp"
 
 namespace starfront {
@@ -17,6 +19,12 @@ namespace starfront {
 /// refused with runtime_error naming the entry, never returned as a success.
 /// B is left unchanged on every error.
 Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb);
+
+/// solve_in_place's checks, permutation and overflow test around another
+/// substitution: core(X, nrhs) overwrites X (n×nrhs, leading dimension n,
+/// final numbering) with (P A Pᵀ)⁻¹ X using F. Same errors as solve_in_place.
+Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
+                           const std::function<void(double* X, idx_t nrhs)>& core);
 
 /// Normwise backward error of x for A x = b:
 ///   ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞), 0 when the denominator is 0, +∞ when

@@ -70,7 +70,7 @@ RankShare rank_share(const TaskGraph& G, const RankMapping& M, int rank,
 struct Run {
   explicit Run(idx_t ntasks) : progress(ntasks), args(ntasks), names(ntasks) {}
   NumericFactor F;
-  std::unique_ptr<double[]> local_lx;  // ranks other than 0: their factor blocks (owned ones zeroed)
+  std::unique_ptr<double[]> local_lx;  // this rank's factor blocks (owned ones zeroed first)
   FactorContext ctx;
   TaskProgress progress;
   std::vector<GraphTaskArgs> args;
@@ -150,7 +150,7 @@ Status agree_status(const Status& local, MPI_Comm comm) {
 
 Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscMatrix& A,
                             const FactorOptions& opts, MPI_Comm comm, NumericFactor& F,
-                            FactorStats* stats, MpiRunInfo* info) {
+                            LocalFactor& local, FactorStats* stats, MpiRunInfo* info) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
@@ -180,19 +180,14 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
   run->F.plan = &P;
   FactorOptions o = opts;
   o.method = FactorMethod::llt;
-  double* lx = nullptr;
-  if (rank == 0) {
-    run->F.Lx.assign(P.factor_size(), 0.0);
-    lx = run->F.Lx.data();
-  } else {
-    // Untouched pages cost nothing: only the blocks this rank owns are zeroed.
-    run->local_lx.reset(new double[static_cast<std::size_t>(std::max<idx_t>(P.factor_size(), 1))]);
-    lx = run->local_lx.get();
-    for (idx_t b = 0; b < nb; ++b) {
-      const Block& B = G.blocks[b];
-      if (B.offset >= 0 && M.block_owner[b] == rank)
-        std::memset(lx + B.offset, 0, static_cast<std::size_t>(B.ld * (B.cols - 1) + B.rows) * sizeof(double));
-    }
+  // Every rank's factor blocks at their places in a factor-sized buffer of
+  // its own: untouched pages cost nothing, only the blocks it owns are zeroed.
+  run->local_lx.reset(new double[static_cast<std::size_t>(std::max<idx_t>(P.factor_size(), 1))]);
+  double* const lx = run->local_lx.get();
+  for (idx_t b = 0; b < nb; ++b) {
+    const Block& B = G.blocks[b];
+    if (B.offset >= 0 && M.block_owner[b] == rank)
+      std::memset(lx + B.offset, 0, static_cast<std::size_t>(B.ld * (B.cols - 1) + B.rows) * sizeof(double));
   }
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, o, run->F, ctx);
@@ -210,9 +205,6 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
     handle_of[a] = G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b];
   }
   RankShare share = rank_share(G, M, rank, handle_of, owner);
-  if (rank == 0)  // the gather brings every factor block home to rank 0
-    for (idx_t b = 0; b < nb; ++b)
-      if (G.blocks[b].offset >= 0) share.registered[b] = 1;
   std::vector<starpu_data_handle_t> h(nh, nullptr);
   idx_t nregistered = 0;
   for (idx_t x = 0; x < nh; ++x) {
@@ -293,20 +285,9 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
   reduce_context(ctx, comm);
   const Status outcome = st.ok() ? context_status(P, ctx, run->F) : st;
 
-  // Gather the factor on rank 0 (the solve runs there).
-  const auto tg = clock_type::now();
-  if (outcome.ok()) {
-    auto active = std::make_unique<WorkersActive>();
-    for (idx_t b = 0; b < nb; ++b)
-      if (h[b] && G.blocks[b].offset >= 0 && owner[b] != 0 && (rank == 0 || owner[b] == rank))
-        starpu_mpi_get_data_on_node_detached(comm, h[b], 0, nullptr, nullptr);
-    starpu_mpi_wait_for_all(comm);
-  }
-  const double gather_seconds = seconds_since(tg);
-  const std::vector<double> sent2 = comm_sent(nranks);
   {
     auto active = std::make_unique<WorkersActive>();
-    // Unregistering a block of Lx on rank 0 brings its last value home.
+    // Unregistering a block of Lx on its owner brings its last value home.
     for (idx_t x = 0; x < nh; ++x)
       if (h[x]) {
         if (x < nb) starpu_data_unregister(h[x]);
@@ -315,7 +296,10 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
     starpu_mpi_wait_for_all(comm);
   }
   F = std::move(run->F);
-  if (rank != 0) F.Lx.clear();
+  F.Lx.clear();
+  local.lx = std::move(run->local_lx);
+  local.size = P.factor_size();
+  local.rank = rank;
   if (stats) {
     stats->tasks = share.local_tasks;
     stats->flops = 0;
@@ -334,9 +318,7 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
     info->tasks_submitted = gather_idx(share.submitted);
     info->handles = gather_idx(nregistered);
     info->sent_bytes = all_gather<double>(sum(sent1) - sum(sent0), MPI_DOUBLE, comm);
-    info->gather_sent_bytes = all_gather<double>(sum(sent2) - sum(sent1), MPI_DOUBLE, comm);
     info->factor_seconds = all_gather<double>(factor_seconds, MPI_DOUBLE, comm);
-    info->gather_seconds = all_gather<double>(gather_seconds, MPI_DOUBLE, comm);
   }
   return outcome;
 }

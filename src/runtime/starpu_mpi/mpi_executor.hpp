@@ -19,9 +19,8 @@
 //    contributions are added in submission order, so the factor is bitwise
 //    the sequential executor's whatever the number of ranks (the
 //    shared-memory executor adds them in any order: equal to rounding).
-//  - After the factorisation the factor blocks are gathered on rank 0
-//    (starpu_mpi_get_data_on_node_detached), so that the existing
-//    sequential solve runs there: the solve is NOT distributed yet.
+//  - The factor stays distributed: each rank keeps the blocks it owns
+//    (LocalFactor); the solves run where the blocks are (mpi_solve.hpp).
 //  - Failures are agreed on: every rank returns the same Status (the
 //    smallest failing pivot column over all ranks, its pivot, or the first
 //    runtime error of the lowest failing rank).
@@ -31,6 +30,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "plan/rank_mapping.hpp"
@@ -49,24 +49,34 @@ struct MpiRunInfo {
   /// Bytes each rank sent during the factorisation, measured by StarPU-MPI
   /// (starpu_mpi_comm_stats_retrieve; every message of the data it moved).
   std::vector<double> sent_bytes;
-  /// Bytes each rank sent to gather the factor on rank 0 (measured).
-  std::vector<double> gather_sent_bytes;
   /// Seconds each rank spent from the start of submission to the end of
-  /// its factorisation (before the gather) and in the gather.
-  std::vector<double> factor_seconds, gather_seconds;
+  /// its factorisation.
+  std::vector<double> factor_seconds;
+};
+
+/// The factor blocks one rank owns after a distributed factorisation, at
+/// their offsets (TaskGraph blocks, FrontPlan::l_offset) in a buffer of the
+/// whole factor's size: the pages of blocks the rank does not own are never
+/// written by it (virtual memory only), and their contents are meaningless.
+struct LocalFactor {
+  std::unique_ptr<double[]> lx;
+  idx_t size = 0;  ///< doubles (FrontPlan::factor_size())
+  int rank = -1;   ///< the rank whose blocks lx holds
+  bool valid() const { return lx != nullptr; }
 };
 
 /// Factorises A (every rank holds A, the same analysis and the same graph
 /// G mapped by M, slots planned per rank) on the ranks of `comm`
 /// (M.nranks must equal its size) with a StarPU-MPI runtime started on
-/// comm. Collective. On success rank 0's F holds the whole factor (as the
-/// shared-memory executor would produce it); other ranks' F has an empty
-/// Lx. Errors (the same on every rank): invalid_argument (sizes, LDLᵀ,
+/// comm. Collective. On success every rank's `local` holds the factor
+/// blocks it owns (M.block_owner), bitwise those of the shared-memory
+/// executor's factor; F carries the factor's metadata (plan, method,
+/// pivot ratio) with an empty Lx on every rank. Errors (the same on every rank): invalid_argument (sizes, LDLᵀ,
 /// values), not_positive_definite (Status::column in the user's numbering),
 /// runtime_error (StarPU-MPI not started, a submission failed, watchdog).
 Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscMatrix& A,
                             const FactorOptions& opts, MPI_Comm comm, NumericFactor& F,
-                            FactorStats* stats, MpiRunInfo* info);
+                            LocalFactor& local, FactorStats* stats, MpiRunInfo* info);
 
 /// Every rank's `local` status reduced to one: success when all succeeded,
 /// otherwise the error of the lowest failing rank (code, message prefixed
