@@ -10,6 +10,20 @@
 # limit, and that machine's /usr/local/cuda/lib64 has them), the SPD and
 # KKT test matrices and the device scripts, into .device/bundle.tar.xz
 # (ignored by git; name `.device` in the run's carry).
+# When starfront links MPI (STARFRONT_MPI), Open MPI too, since the GPU
+# machine has none: orterun (as mpirun) and orted in bundle/mpi/bin, the MCA
+# plugins in bundle/mpi/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 (Debian's
+# layout under the prefix; plugins that need network stacks absent there,
+# UCX, libfabric, verbs, PSM, are left out: runs use --mca btl self,vader),
+# the help files in bundle/mpi/share/openmpi, and the libraries they load in
+# bundle/lib, PMIx's library (libpmix.so.2) goes to bundle/lib; its
+# plugins (compression, resource manager) are optional and stay behind (its
+# plugin path is compiled in). Debian 12's Open MPI 4.1 relocates with OPAL_PREFIX=bundle/mpi
+# (run-mpi.sh sets it; sysconfdir /etc/openmpi is absolute and is not
+# carried: its defaults are given as --mca options instead). Checked here with
+# a scrubbed environment and Debian's Open MPI, PMIx and hwloc plugin and data
+# folders hidden (unshare -m, tmpfs over each): mpirun -np 2 starfront solve
+# ran, and strace showed every MPI library and plugin opened from the bundle.
 # STARFRONT_DEVICE_DIR: another output folder (it must be ignored by git, e.g.
 # build-device/, when it is to travel in a device run's carry).
 # Run tools/setup.sh first. Usage: tools/device/bundle.sh
@@ -31,6 +45,22 @@ cp "${progs[@]}" "$out/bundle/bin/"
 fxt_tool=$(pkg-config --variable=prefix starpu-1.4 2>/dev/null || true)/bin/starpu_fxt_tool
 [ -x "$fxt_tool" ] || fxt_tool=$root/.deps/starpu/bin/starpu_fxt_tool
 [ -x "$fxt_tool" ] && { cp "$fxt_tool" "$out/bundle/bin/"; progs+=("$fxt_tool"); }
+if ldd "$build/tools/starfront" | grep 'libmpi\.so' >/dev/null; then  # not -q: with pipefail, ldd's SIGPIPE would fail the test
+  m=$out/bundle/mpi
+  pkglib=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+  mkdir -p "$m/bin" "$m/lib/x86_64-linux-gnu/openmpi/lib/openmpi3" "$m/share"
+  cp -L "$(command -v orterun)" "$m/bin/orterun"
+  cp -L "$(command -v orted)" "$m/bin/orted"
+  ln -s orterun "$m/bin/mpirun"
+  ln -s orterun "$m/bin/mpiexec"
+  cp -r /usr/share/openmpi "$m/share/"
+  for so in "$pkglib"/*.so; do
+    ldd "$so" | grep -qE 'not found|libucp|libuct|libucs|libucm|libfabric|libibverbs|librdmacm|libpsm|libjvm' ||
+      cp "$so" "$m/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/"
+  done
+  progs+=("$m/bin/orterun" "$m/bin/orted" "$m"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so)
+  cp "$root/tools/device/gpu-per-rank.sh" "$out/bundle/bin/"
+fi
 for p in "${progs[@]}"; do ldd "$p"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so|cuda|/libcu|/libnv' |
   while read -r lib; do cp -L "$lib" "$out/bundle/lib/"; done

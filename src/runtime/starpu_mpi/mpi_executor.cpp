@@ -244,9 +244,13 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[handle_of[a]], starpu_mode(G.accesses[a].mode)});
-    // No GPU assembly index here: assembly tasks stay on CPUs.
-    const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
-    const unsigned long long where = assembly ? STARPU_CPU : task_codelet(task.kind)->where;
+    // No GPU assembly or fused-subtree index here, and Cholesky fronts have
+    // no CUDA implementation (the shared-memory executor's rule without
+    // those indexes): assembly, subtree and front tasks stay on CPUs, the
+    // tile kernels may run on GPUs.
+    const bool cpu_only = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add ||
+                          task.kind == TaskKind::subtree || task.kind == TaskKind::front;
+    const unsigned long long where = cpu_only ? STARPU_CPU : task_codelet(task.kind)->where;
     const int ret = starpu_mpi_task_insert(
         comm, task_codelet(task.kind), STARPU_EXECUTE_ON_NODE, M.task_rank[t], STARPU_EXECUTE_WHERE, where,
         STARPU_DATA_MODE_ARRAY, descr.data(), static_cast<int>(descr.size()), STARPU_CL_ARGS_NFREE,
