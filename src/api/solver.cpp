@@ -63,6 +63,9 @@ Status Solver::check_pattern(const CscMatrix& A) const {
 
 Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
   factorized_ = false;
+#ifdef STARFRONT_HAVE_MPI
+  local_ = LocalFactor{};  // a distributed factor of an earlier factorize_mpi is stale now
+#endif
   if (!analysed_)
     return Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
   Status st = check_factor_options(opts);

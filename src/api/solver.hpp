@@ -98,8 +98,9 @@ class Solver {
   const RankMapping& mapping() const { return mapping_; }
   /// The solve graph of that mapping (empty before).
   const SolveGraph& solve_graph() const { return solve_graph_; }
-  /// The solve's own distribution of vectors (valid after a successful factorize_mpi).
-  VectorLayout solve_layout() const { return owner_layout(solve_graph_); }
+  /// The solve's own distribution of vectors (after a successful
+  /// factorize_mpi; before: an empty layout, which solve_mpi refuses).
+  VectorLayout solve_layout() const { return solve_graph_.graph ? owner_layout(solve_graph_) : VectorLayout{}; }
   /// Per-rank figures of the last factorize_mpi.
   const MpiRunInfo& mpi_info() const { return mpi_info_; }
   /// Figures of the last solve_mpi, summed over its distributed solves

@@ -26,7 +26,9 @@ ncpu2=${NCPU2:-14}
 sched=${SCHED:-dmda}
 export OPAL_PREFIX=$b/mpi PATH=$b/mpi/bin:$PATH
 export LD_LIBRARY_PATH=$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PMIX_MCA_pcompress_base_silence_warning=1  # PMIx's compression plugin stays behind (bundle.sh)
+# PMIx's plugins stay behind (bundle.sh); the machine's own PMIx plugin folder
+# (another PMIx version) is not loadable: quiet about both.
+export PMIX_MCA_pcompress_base_silence_warning=1 PMIX_MCA_mca_base_component_show_load_errors=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_SILENT=1 STARPU_HOME=$work
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1
      --mca btl_vader_single_copy_mechanism none --mca btl_base_warn_component_unused 0)
@@ -44,7 +46,7 @@ run() {  # name, command...
   echo "== $name: $*" | tee -a "$out/mpi.log"
   local t0=$(date +%s.%N)
   timeout 100 "$@" >"$out/$name.json" 2>>"$out/mpi.log"
-  echo "rc $? wall $(echo "$(date +%s.%N) - $t0" | bc) s" | tee -a "$out/mpi.log"
+  echo "rc $? wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s" | tee -a "$out/mpi.log"
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print({k: j.get(k) for k in ("status","t_factor_s","t_solve_s","gflops","backward_error","cpu_workers","cuda_workers","refine_steps")}); m=j.get("mpi"); print(m and {k: m.get(k) for k in ("ranks","sent_bytes","predicted_sent_bytes","factor_bytes")}); print(m and m.get("solve_phase"))' "$out/$name.json" 2>&1 | tee -a "$out/mpi.log"
 }
 common=(solve "$m" --json --repeat "$rep" --sched "$sched")

@@ -69,7 +69,7 @@ struct LocalFactor {
 /// G mapped by M, slots planned per rank) on the ranks of `comm`
 /// (M.nranks must equal its size) with a StarPU-MPI runtime started on
 /// comm. Collective. On success every rank's `local` holds the factor
-/// blocks it owns (M.block_owner), bitwise those of the shared-memory
+/// blocks it owns (M.block_owner), bitwise those of the sequential
 /// executor's factor; F carries the factor's metadata (plan, method,
 /// pivot ratio) with an empty Lx on every rank. Errors (the same on every rank): invalid_argument (sizes, LDLᵀ,
 /// values), not_positive_definite (Status::column in the user's numbering),
