@@ -329,9 +329,12 @@ starfront_status starfront_refactorize(starfront_factor* F, const double* values
 
 /** Overwrites B with A⁻¹B. B is n×nrhs, column-major, leading dimension ldb
  *  (column k starts at B + k·ldb), in the caller's row numbering. Runs in the
- *  calling thread (sequential supernodal substitution), then up to
- *  refine_steps steps of iterative refinement per right-hand side
+ *  calling thread (sequential multifrontal substitution; LLᵀ: over the task
+ *  graph's fronts and tiles), then up to refine_steps steps of iterative
+ *  refinement (the right-hand sides still refining are solved together)
  *  (starfront_stats.refine_steps, .backward_error report the last solve).
+ *  F bound to a runtime of starfront_runtime_init_mpi: collective and
+ *  distributed, B and ldb significant on rank 0 only (starfront_mpi.h).
  *  Errors: INVALID_ARGUMENT (F NULL; no successful factorisation; nrhs < 0;
  *  ldb < max(1, n); B NULL while n·nrhs > 0; a non-finite entry in B);
  *  RUNTIME_ERROR (the solution overflows double precision). B is left

@@ -131,8 +131,11 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
   stats_.refine = RefineInfo{};
   if (factor_.is_ldlt()) return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
   return refine_with(
-      a_, [&](double* X, idx_t ncols) { return solve_in_place_graph(process_solve_, factor_, X, ncols, a_.n); }, B,
-      nrhs, ldb, refine_steps_, &stats_.refine);
+      a_,
+      [&](double* X, idx_t ncols) {
+        return solve_in_place_graph(process_solve_, factor_, X, ncols, std::max<idx_t>(1, a_.n));
+      },
+      B, nrhs, ldb, refine_steps_, &stats_.refine);
 }
 
 #ifdef STARFRONT_HAVE_MPI

@@ -15,8 +15,8 @@ Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_
     return solve_in_place(F, B, nrhs, ldb);  // also reports bad arguments
   }
   return refine_with(
-      A, [&](double* X, idx_t ncols) { return solve_in_place(F, X, ncols, A.n); }, B, nrhs, ldb, max_steps,
-      info);
+      A, [&](double* X, idx_t ncols) { return solve_in_place(F, X, ncols, std::max<idx_t>(1, A.n)); }, B, nrhs,
+      ldb, max_steps, info);
 }
 
 Status refine_with(const CscMatrix& A, const ColumnSolver& solve, double* B, idx_t nrhs, idx_t ldb,

@@ -37,8 +37,9 @@ constexpr double kMaxBackwardError = 1.4901161193847656e-08;
 Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
                      int max_steps, RefineInfo* info = nullptr);
 
-/// A solver of A X = R in place: X (n×ncols, leading dimension n) holds R
-/// on entry and the solution on success.
+/// A solver of A X = R in place: X (n×ncols, leading dimension n; a
+/// leading dimension of max(1, n) for the solvers that need one) holds R on
+/// entry and the solution on success.
 using ColumnSolver = std::function<Status(double* X, idx_t ncols)>;
 
 /// solve_refined with any solver (the distributed solve, mpi_solve.hpp):

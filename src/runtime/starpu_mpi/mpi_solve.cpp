@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cpu/solve_kernels.hpp"
 #include "runtime/starpu/runtime.hpp"
@@ -26,7 +25,6 @@ struct SolveTaskArgs {
   const SolveGraph* S;
   idx_t task;
   idx_t nrhs;
-  std::atomic<idx_t>* done;
 };
 
 void solve_task_cpu(void** buffers, void* cl_arg) {
@@ -40,13 +38,12 @@ void solve_task_cpu(void** buffers, void* cl_arg) {
     ld[a] = static_cast<idx_t>(STARPU_MATRIX_GET_LD(buffers[a]));
   }
   run_solve_task_cpu(*args->S, args->task, args->nrhs, ptr.data(), ld.data());
-  args->done->fetch_add(1);
 }
 
 /// One codelet per solve task kind (own name and history in traces).
 struct SolveCodelets {
   std::array<struct starpu_codelet, kSolveKinds> cl{};
-  std::unique_ptr<int[]> nodes;
+  std::vector<std::unique_ptr<int[]>> nodes;  // only grows: tasks in flight may read a replaced array
   idx_t capacity = 0;
   std::mutex mutex;
   SolveCodelets() {
@@ -59,15 +56,14 @@ struct SolveCodelets {
     }
   }
   /// As reserve_codelet_buffers (runtime/starpu/task_codelets.hpp): StarPU
-  /// 1.4.10 reads 8 fixed node entries unless dyn_nodes is set. Called
-  /// between solves only (no task of these codelets in flight).
+  /// 1.4.10 reads 8 fixed node entries unless dyn_nodes is set. Thread-safe.
   void reserve(idx_t nbuffers) {
     std::lock_guard<std::mutex> lock(mutex);
     if (nbuffers <= capacity) return;
-    capacity = std::max<idx_t>(nbuffers, 64);
-    nodes.reset(new int[capacity]);
-    std::fill(nodes.get(), nodes.get() + capacity, STARPU_SPECIFIC_NODE_NONE);
-    for (auto& c : cl) c.dyn_nodes = nodes.get();
+    capacity = std::max<idx_t>(2 * capacity, std::max<idx_t>(nbuffers, 64));
+    nodes.emplace_back(new int[capacity]);
+    std::fill(nodes.back().get(), nodes.back().get() + capacity, STARPU_SPECIFIC_NODE_NONE);
+    for (auto& c : cl) c.dyn_nodes = nodes.back().get();
   }
 };
 SolveCodelets& codelets() {
@@ -177,14 +173,13 @@ Status solve_starpu_mpi(const SolveGraph& S, const LocalFactor& local, double* x
   }
   SolveCodelets& cls = codelets();
   cls.reserve(max_buffers + 2);
-  std::atomic<idx_t> done{0};
   std::vector<SolveTaskArgs> args(nt);
   std::vector<struct starpu_data_descr> descr;
   const std::vector<double> sent0 = sent_so_far(nranks);
   for (idx_t t = 0; t < nt && st.ok(); ++t) {
     if (!submit[t]) continue;
     const SolveTask& task = S.tasks[t];
-    args[t] = SolveTaskArgs{&S, t, nrhs, &done};
+    args[t] = SolveTaskArgs{&S, t, nrhs};
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[S.accesses[a].handle], mode_of(S.accesses[a].mode)});
