@@ -63,9 +63,6 @@ Status Solver::check_pattern(const CscMatrix& A) const {
 
 Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
   factorized_ = false;
-#ifdef STARFRONT_HAVE_MPI
-  local_ = LocalFactor{};  // a distributed factor of an earlier factorize_mpi is stale now
-#endif
   if (!analysed_)
     return Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
   Status st = check_factor_options(opts);
@@ -87,13 +84,11 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   if (factorized_) {
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     refine_steps_ = opts.refine_steps;
-    if (!factor_.is_ldlt()) st = prepare_process_solve();
-    factorized_ = st.ok();
   }
   return st;
 }
 
-Status Solver::prepare_process_solve() {
+Status Solver::prepare_process_solve() const {
   const TaskGraph& G = factorized_graph();
   if (process_solve_for_ == &G && process_solve_build_ == G.build_id) return Status::success();
   process_solve_for_ = nullptr;
@@ -105,6 +100,9 @@ Status Solver::prepare_process_solve() {
 }
 
 Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
+#ifdef STARFRONT_HAVE_MPI
+  local_ = LocalFactor{};  // a distributed factor of an earlier factorize_mpi is stale now
+#endif
   const TaskGraph* G = &graph_;
   const bool ldlt = opts.method == FactorMethod::ldlt || opts.method == FactorMethod::quasi_definite;
   if (ldlt && std::find(graph_.mode.begin(), graph_.mode.end(), FrontMode::tiled) != graph_.mode.end()) {
@@ -130,6 +128,7 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
                          "the factor is distributed over MPI ranks: use the collective solve_mpi");
   stats_.refine = RefineInfo{};
   if (factor_.is_ldlt()) return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
+  if (Status st = prepare_process_solve(); !st.ok()) return st;
   return refine_with(
       a_,
       [&](double* X, idx_t ncols) {

@@ -147,8 +147,9 @@ class Solver {
   Status check_pattern(const CscMatrix& A) const;
 
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
-  /// Builds process_solve_ for the factorised graph (once per graph).
-  Status prepare_process_solve();
+  /// Builds process_solve_ for the factorised graph (once per graph; at the
+  /// first LLᵀ solve after any factorisation path).
+  Status prepare_process_solve() const;
 
   SymbolicFactor sym_;
   FrontPlan plan_;
@@ -160,9 +161,9 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   NumericFactor factor_;
-  SolveGraph process_solve_;              // solve graph of last_graph_ on one rank (LLᵀ solves)
-  const TaskGraph* process_solve_for_ = nullptr;
-  std::uint64_t process_solve_build_ = 0;
+  mutable SolveGraph process_solve_;      // solve graph of last_graph_ on one rank (LLᵀ solves)
+  mutable const TaskGraph* process_solve_for_ = nullptr;
+  mutable std::uint64_t process_solve_build_ = 0;
   bool analysed_ = false, factorized_ = false;
   mutable SolverStats stats_;
 #ifdef STARFRONT_HAVE_MPI
