@@ -37,6 +37,7 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -236,6 +237,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
            berr_chol = 0;
     long long tasks = 0, launches = 0, subtrees = 0;
     int chol_threads = 1, refine = 0;
+    FactorPhases ph;  ///< medians per phase (FactorStats::phases)
   };
   std::vector<Row> rows;
   std::unique_ptr<StarpuRuntime> rt;
@@ -268,6 +270,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     FactorOptions fo;
     fo.refine_steps = 2;
     std::vector<double> tf, te;
+    std::vector<std::array<double, 6>> tph;
     const long long l0 = cuda_fused_kernel_launches();
     const double k0 = cuda_fused_kernel_seconds();
     double k1 = k0, p0 = 0, p1 = 0;
@@ -286,9 +289,20 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       }
       tf.push_back(dt);
       te.push_back(solver.stats().factor.seconds);
+      const FactorPhases& q = solver.stats().factor.phases;
+      tph.push_back({q.check, q.setup, q.submit, q.execute, q.writeback, q.finish});
     }
     r.t_fact = median(tf);
     r.t_exec = median(te);
+    {
+      std::array<double, 6> med{};
+      for (int i = 0; i < 6; ++i) {
+        std::vector<double> v;
+        for (const auto& x : tph) v.push_back(x[static_cast<std::size_t>(i)]);
+        med[static_cast<std::size_t>(i)] = median(v);
+      }
+      r.ph = FactorPhases{med[0], med[1], med[2], med[3], med[4], med[5]};
+    }
     r.t_kernel = (cuda_fused_kernel_seconds() - k1) / repeat;
     r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / repeat;
     r.t_large = (cuda_fused_kernel_part_seconds(1) - p1) / repeat;
@@ -329,6 +343,14 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                 static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
                 r.t_fact, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
                 r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
+  std::printf("\nWhere factorize() goes (FactorStats::phases, medians in ms; execute includes the fused tasks, whose "
+              "GPU parts are the small / large columns above)\n\n");
+  std::printf("| matrix | factorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.name.c_str(), 1e3 * r.t_fact,
+                1e3 * r.ph.check, 1e3 * r.ph.setup, 1e3 * r.ph.submit, 1e3 * r.ph.execute, 1e3 * r.ph.writeback,
+                1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel));
   return 0;
 }
 

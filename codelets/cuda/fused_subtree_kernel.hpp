@@ -62,6 +62,8 @@ constexpr int kFusedThreads = 128;
 constexpr int kFusedLargeThreads = 512;
 /// Columns per block of the dense Cholesky of a front (fused_subtree.cu's factor()).
 constexpr int kFusedBlock = 8;
+/// Trailing-update columns per warp at a time (register tiling) in factor().
+constexpr int kTrailCols = 2;
 
 /// Results and synchronisation words of one launch (device memory, zeroed
 /// before the launch by launch_fused_subtree).

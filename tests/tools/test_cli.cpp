@@ -41,6 +41,18 @@ TEST(Cli, SolvesThePowerGridMatrixWithJsonReport) {
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_GT(j["tasks"].get<long>(), 0);
   EXPECT_GE(j["nnz_l"].get<long>(), j["nnz_l_exact"].get<long>());
+  // Where the factorisation's wall time went (FactorStats::phases).
+  const auto& ph = j["factor_phases_s"];
+  double sum = 0.0;
+  for (const char* k : {"check", "setup", "submit", "execute", "writeback", "finish"}) {
+    ASSERT_TRUE(ph[k].is_number()) << k;
+    EXPECT_GE(ph[k].get<double>(), 0.0) << k;
+    sum += ph[k].get<double>();
+  }
+  EXPECT_GT(ph["execute"].get<double>(), 0.0);
+  EXPECT_LE(sum, ph["total"].get<double>() + 1e-6);
+  EXPECT_GE(sum, 0.5 * ph["total"].get<double>());
+  EXPECT_LE(j["t_factor_s"].get<double>(), ph["total"].get<double>() + 1e-6);
 }
 
 TEST(Cli, BuiltInProblemWithoutFile) {

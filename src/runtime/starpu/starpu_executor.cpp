@@ -110,7 +110,10 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   if (!(opts.watchdog_seconds >= 0) || !std::isfinite(opts.watchdog_seconds))
     return Status::error(StatusCode::invalid_argument, "watchdog_seconds must be a finite number >= 0");
   const FrontPlan& P = *G.plan;
+  FactorPhases ph;
+  PhaseTimer timer;
   Status st = check_values(P, A);
+  timer.lap(ph.check);
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   const idx_t nt = static_cast<idx_t>(G.tasks.size());
@@ -206,6 +209,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   for (const Access& a : G.accesses) ++remaining[handle_index(a.block)];
   std::vector<struct starpu_data_descr> descr;
   idx_t submitted = 0;
+  timer.lap(ph.setup);
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
     run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
@@ -277,6 +281,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
         starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
   for (starpu_data_handle_t x : ldlt_index)
     if (x) starpu_data_unregister_submit(x);
+  timer.lap(ph.submit);
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.
@@ -306,6 +311,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       }
       st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
     }
+    timer.lap(ph.execute);
     // Unregistering a block of Lx waits for its last writer and brings it
     // home: this waits for exactly this factorisation's tasks.
     for (idx_t x = 0; x < nb; ++x)
@@ -313,16 +319,23 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
+  timer.lap(ph.writeback);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   F = std::move(run->F);
+  if (st.ok()) st = context_status(P, ctx, F);
+  const double task_seconds = ctx.task_seconds;
+  run.reset();
+  timer.lap(ph.finish);
   if (stats) {
     stats->tasks = submitted;
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
-    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    stats->task_seconds = ctx.task_seconds;
+    stats->seconds = seconds;
+    stats->task_seconds = task_seconds;
+    stats->total_seconds = 0.0;
+    stats->phases = ph;
   }
-  if (!st.ok()) return st;
-  return context_status(P, ctx, F);
+  return st;
 }
 
 }  // namespace starfront
