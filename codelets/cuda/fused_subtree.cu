@@ -96,14 +96,35 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
   }
   __syncthreads();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  // CB rows per lane whose loads are in flight at once: a small front's CB
+  // column has at most two chunks of 32 rows; the large fronts' CBs are long
+  // (and their 512-thread blocks have the registers to spare).
+  constexpr int kB = kWarps <= 4 ? 2 : 4;
   for (long long c = f.child_begin; c < f.child_end; ++c) {
     const FusedChild ch = p.children[c];
     const double* cb = p.workspace + ch.cb_off;
     const std::int32_t* rel = p.rel + ch.rel_begin;
     for (int jj = warp; jj < ch.mc; jj += kWarps) {
-      double* dst = v.col(rel[jj]);
+      double* dst = v.col(__ldg(rel + jj));
       const double* src = cb + static_cast<long long>(jj) * ch.mc;
-      for (int ii = jj + lane; ii < ch.mc; ii += 32) dst[rel[ii]] += __ldcg(src + ii);
+      // Loads first (kB rows per lane), then the adds: the memory latencies
+      // overlap instead of following each other (the compiler would not
+      // move a load above the previous row's store on its own).
+      for (int i0 = jj + lane; i0 < ch.mc; i0 += 32 * kB) {
+        double x[kB];
+        int r[kB];
+#pragma unroll
+        for (int b = 0; b < kB; ++b) {
+          const int ii = i0 + 32 * b;
+          if (ii < ch.mc) {
+            x[b] = __ldcg(src + ii);
+            r[b] = __ldg(rel + ii);
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < kB; ++b)
+          if (i0 + 32 * b < ch.mc) dst[r[b]] += x[b];
+      }
     }
     __syncthreads();  // the next child may hit the same entries
   }
@@ -129,6 +150,7 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   __shared__ int s_info, s_col;
   __shared__ double s_piv, s_rpiv;
+  __shared__ double s_rdiag[NB];  // 1 / l_tt of the current block of columns
   int rel_col = -1;  // lane 0 of warp 0
   double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
   for (int j0 = 0; j0 < k; j0 += NB) {
@@ -165,8 +187,12 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
               }
               if (ajj > 0) r = fmin(r, d2 / ajj);
             }
+            // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
+            // which the row solves below reuse: no division per row.
+            const double rl = 1.0 / l;
+            if (lane == 0) s_rdiag[t] = rl;
             if (lane == t) a[t] = l;
-            else if (lane > t) a[t] /= l;
+            else if (lane > t) a[t] *= rl;
 #pragma unroll
             for (int c = t + 1; c < NB; ++c) {
               const double lc = __shfl_sync(0xffffffffu, a[t], c);
@@ -200,7 +226,7 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
           double acc = v.col(j0 + t)[i];
 #pragma unroll
           for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
-          x[t] = acc / v.col(j0 + t)[j0 + t];
+          x[t] = acc * s_rdiag[t];
         }
       }
 #pragma unroll

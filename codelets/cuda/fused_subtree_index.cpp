@@ -176,6 +176,7 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
     auto at = [&](idx_t i, idx_t j) -> double& { return F[i + j * m]; };
     for (idx_t j0 = 0; j0 < k && info_col < 0; j0 += NB) {
       const idx_t w = std::min(NB, k - j0), j1 = j0 + w;
+      double rdiag[8] = {};  // 1 / l_tt of the block's columns
       for (idx_t t = 0; t < w; ++t) {  // diagonal block, right-looking
         const idx_t j = j0 + t;
         const double d = at(j, j);
@@ -192,8 +193,10 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
           rel_piv = std::isfinite(l) ? d2 : l;
         }
         if (ajj > 0) ratio = std::min(ratio, d2 / ajj);
+        const double rl = 1.0 / l;  // the kernel scales by the reciprocal
+        rdiag[t] = rl;
         at(j, j) = l;
-        for (idx_t r = j + 1; r < j1; ++r) at(r, j) /= l;
+        for (idx_t r = j + 1; r < j1; ++r) at(r, j) *= rl;
         for (idx_t c = j + 1; c < j1; ++c)
           for (idx_t r = c; r < j1; ++r) at(r, c) -= at(r, j) * at(c, j);
       }
@@ -203,7 +206,7 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
         for (idx_t t = 0; t < w; ++t) {
           double acc = at(i, j0 + t);
           for (idx_t s2 = 0; s2 < t; ++s2) acc -= x[s2] * at(j0 + t, j0 + s2);
-          x[t] = acc / at(j0 + t, j0 + t);
+          x[t] = acc * rdiag[t];
         }
         for (idx_t t = 0; t < w; ++t) at(i, j0 + t) = x[t];
       }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -470,6 +471,53 @@ TEST_F(StarpuTest, FactorPhasesCoverTheWallTime) {
   EXPECT_EQ(solver.factorize(B, FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
   EXPECT_EQ(solver.stats().factor.phases.execute, 0.0);
   EXPECT_EQ(solver.stats().factor.tasks, 0);
+}
+
+TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
+  // Solver::refactorize (values in the analysed order, no pattern compared)
+  // gives bit for bit the factor of factorize() with the same values, on
+  // both executors, keeps them for refinement, and reports errors alike.
+  start("lws", 2);
+  CscMatrix A = random_spd(300, 0.03, 31);
+  Solver fresh, re;
+  ASSERT_TRUE(fresh.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(re.analyse(A, AnalysisOptions{}).ok());
+  EXPECT_EQ(re.refactorize(A.values.data(), FactorOptions{}, Executor::sequential).code, StatusCode::ok);
+  for (int it = 0; it < 3; ++it) {
+    for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= 1.0 + 0.25 * (it + 1);  // new diagonal
+    for (Executor exec : {Executor::sequential, Executor::starpu}) {
+      ASSERT_TRUE(fresh.factorize(A, FactorOptions{}, Executor::sequential).ok());
+      const auto t0 = std::chrono::steady_clock::now();
+      ASSERT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, exec).ok());
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      expect_phases_cover(re, wall, exec);
+      EXPECT_EQ(re.factor().Lx, fresh.factor().Lx) << "iteration " << it;
+      const std::vector<double> b = random_vector(A.n, it);
+      std::vector<double> x = b;
+      ASSERT_TRUE(re.solve(x.data(), 1, A.n).ok());
+      EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-15);  // refinement used the new values
+    }
+  }
+  // Not positive definite: the same column and pivot as factorize().
+  CscMatrix B = A;
+  B.values[B.colptr[B.n / 2]] = -1.0;
+  const Status sf = fresh.factorize(B, FactorOptions{}, Executor::starpu);
+  const Status sr = re.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+  ASSERT_EQ(sf.code, StatusCode::not_positive_definite);
+  EXPECT_EQ(sr.code, StatusCode::not_positive_definite);
+  EXPECT_EQ(sr.column, sf.column);
+  EXPECT_EQ(sr.pivot, sf.pivot);
+  std::vector<double> x(A.n, 1.0);
+  EXPECT_EQ(re.solve(x.data(), 1, A.n).code, StatusCode::invalid_argument);  // no factor after a failure
+  // A non-finite value is refused; null values and a solver never analysed too.
+  B = A;
+  B.values[7] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(re.refactorize(B.values.data(), FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
+  EXPECT_EQ(re.refactorize(nullptr, FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
+  Solver none;
+  EXPECT_EQ(none.refactorize(A.values.data(), FactorOptions{}, Executor::sequential).code,
+            StatusCode::invalid_argument);
+  EXPECT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, Executor::starpu).ok());  // and it recovers
 }
 
 TEST_F(StarpuTest, SameSizesOtherPatternNamesTheColumn) {
