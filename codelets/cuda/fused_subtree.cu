@@ -46,25 +46,22 @@ __device__ void publish(const FusedLaunch& p, int q, int v) {
   }
 }
 
-/// Thread 0 waits for the children of front f (every child has a smaller
-/// ticket: see the header). Returns, to every thread, whether all completed.
-__device__ bool wait_children(const FusedLaunch& p, const FusedFront& f, int* s_flag) {
-  if (threadIdx.x == 0) {
-    int ok = 1;
-    const int* done = fused_done_flags(p.status);
-    for (long long c = f.child_begin; c < f.child_end; ++c) {
-      const int t = p.children[c].ticket;
-      int v;
-      while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
-      if (v != 1) ok = 0;
-    }
-    __threadfence();
-    *s_flag = ok;
+/// Waits for the children of front f (every child has a smaller ticket: see
+/// the header), thread c polling child c (the flags' memory latencies
+/// overlap), with device-scope acquire loads and a fence before the
+/// barrier, as a single poller did. Returns, to every thread, whether all
+/// completed (a block-wide AND in the barrier).
+__device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
+  int ok = 1;
+  const int* done = fused_done_flags(p.status);
+  for (long long c = f.child_begin + threadIdx.x; c < f.child_end; c += blockDim.x) {
+    const int t = __ldg(&p.children[c].ticket);
+    int v;
+    while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
+    if (v != 1) ok = 0;
   }
-  __syncthreads();
-  const bool ok = *s_flag != 0;
-  __syncthreads();  // s_flag is reused by the caller
-  return ok;
+  __threadfence();
+  return __syncthreads_and(ok) != 0;
 }
 
 /// Zero, scatter A's entries, extend-add the children one by one.
@@ -319,9 +316,9 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
 
 /// One front, ticket q.
 template <int kWarps>
-__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles, int* s_flag) {
+__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
   const FusedFront f = p.fronts[q];
-  if (!wait_children(p, f, s_flag)) {
+  if (!wait_children(p, f)) {
     publish(p, q, 2);  // a child failed: skipped
     return;
   }
@@ -343,14 +340,14 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
-  __shared__ int s_ticket, s_flag;
+  __shared__ int s_ticket;
   for (;;) {
     if (threadIdx.x == 0) s_ticket = t0 + static_cast<int>(atomicAdd(counter, 1u));
     __syncthreads();
     const int q = s_ticket;
     __syncthreads();
     if (q >= t1) return;
-    run_front<kThreads / 32>(p, q, sm, smem_doubles, &s_flag);
+    run_front<kThreads / 32>(p, q, sm, smem_doubles);
   }
 }
 

@@ -4,12 +4,13 @@
 # tools/device/bundle.sh), then run it there (device run, carry <dir>,
 # command `bash <dir>/run-fast.sh`). Unpacks the bundle beside this script,
 # runs the fused-kernel tests (test_cuda_fused with STARFRONT_REQUIRE_GPU=1,
-# test_fused_subtree_index) and `gpu_bench --fused --repeat 30 --ncpu 16` on
-# the SPD matrices and a 2D Laplacian 300² (1 CUDA worker + 15 CPU workers;
-# phase table included), then activsg2000_hykkt_10 again with 1 CUDA + 1 CPU
-# worker (--ncpu 2: does the number of idle CPU workers cost the
-# refactorisation anything?), writing under $OUT: env.txt,
-# fused_tests.txt, fused_bench.md, fused_bench_ncpu2.md.
+# test_fused_subtree_index, test_cuda_factorize: its graphs have fused
+# subtrees too) and `gpu_bench --fused --repeat 30 --ncpu 16` on the SPD
+# matrices and a 2D Laplacian 300² (1 CUDA worker + 15 CPU workers; phase
+# table included), then the fused kernel under compute-sanitizer (racecheck:
+# shared-memory hazards inside the blocks; memcheck) on two small matrices and
+# activsg2000_hykkt_10, writing under $OUT: env.txt, fused_tests.txt,
+# fused_bench.md, sanitizer.txt.
 # Usage: bash run-fast.sh [--repeat K]   (default 30)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,8 +30,18 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data
 {
   STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/test_cuda_fused"
   timeout 30 "$b/bin/test_fused_subtree_index"
+  STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/test_cuda_factorize"
 } 2>&1 | grep -v perf_model_add_dir | tee "$out/fused_tests.txt"
 timeout 80 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu 16 "$b"/data/spd/*.mtx lap2d:300 2>&1 |
   grep -v perf_model_add_dir | tee "$out/fused_bench.md"
-timeout 20 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu 2 --no-cholmod --no-cusolversp \
-  "$b"/data/spd/activsg2000_hykkt_10.mtx 2>&1 | grep -v perf_model_add_dir | tee "$out/fused_bench_ncpu2.md"
+san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+{
+  for tool in racecheck memcheck; do
+    for m in lund_a 1138_bus activsg2000_hykkt_10; do
+      echo "== compute-sanitizer --tool $tool: gpu_bench --fused --repeat 1 $m"
+      timeout 40 "$san" --tool "$tool" "$b/bin/gpu_bench" --fused --repeat 1 --ncpu 4 --no-cholmod --no-cusolversp \
+        "$b/data/spd/$m.mtx" 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error|error|hazard|gpu_bench:" | head -20
+      echo "exit ${PIPESTATUS[0]}"
+    done
+  done
+} 2>&1 | tee "$out/sanitizer.txt"
