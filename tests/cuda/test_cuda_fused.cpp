@@ -78,9 +78,12 @@ std::vector<NamedMatrix> all_matrices() {
   ms.push_back({"random banded SPD n=6000 band 6", random_banded_spd(6000, 6, 11)});
   ms.push_back({"random banded SPD n=4000 band 16", random_banded_spd(4000, 16, 12)});
   ms.push_back({"random SPD n=700 density 0.01", testing::random_spd(700, 0.01, 13)});
-  // Fronts of order 65..232 (the large-front launch, several blocks of
-  // columns, trailing updates of every width modulo the register tile) and
-  // one dense front of order 230 (k = m, near the shared-memory limit).
+  // Wider fronts in the small-front launch (band 60: 274 fronts of order up
+  // to 61 with up to 16 pivots, a chain 44 fronts tall; trailing updates of
+  // every width modulo the register tile; one launch) and one dense front of
+  // order 230 in the large-front launch (k = m, near the shared-memory
+  // limit). The real matrices below cover the large launch's many fronts of
+  // order 65..220.
   ms.push_back({"random banded SPD n=3000 band 60", random_banded_spd(3000, 60, 14)});
   ms.push_back({"random SPD n=230 density 0.3", testing::random_spd(230, 0.3, 15)});
   const std::filesystem::path dir = data_dir() / "spd";
