@@ -173,6 +173,7 @@ std::uint64_t analysis_fingerprint(const SymbolicFactor& S, const TaskGraph& G) 
 
 Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_Comm comm) {
   factorized_ = false;
+  stats_.factor = FactorStats{};  // no phases from an earlier factorisation (this executor has none yet)
   int nranks = 1;
   MPI_Comm_size(comm, &nranks);
   Status st;

@@ -132,12 +132,16 @@ struct NumericFactor {
 /// Where the wall time of one factorisation went, in seconds, phase by phase
 /// (steady clock; the phases follow each other, so their sum is the wall
 /// time of Solver::factorize up to the few statements between them). Each
-/// executor fills the phases it has; the others stay 0. Measured on every
-/// factorisation (a handful of clock reads): the figures show what a
-/// refactorisation with the same pattern pays outside the kernels.
+/// executor fills the phases it has; the others stay 0 (the StarPU-MPI
+/// executor fills none yet). Measured on every factorisation (a handful of
+/// clock reads): the figures show what a refactorisation with the same
+/// pattern pays outside the kernels. With FactorMethod::automatic the
+/// executor's phases are those of its last run (ldlt after a failed llt),
+/// while FactorStats::total_seconds covers both.
 struct FactorPhases {
   /// Solver::factorize: the options and A's pattern against the analysed
-  /// one; executor: every value of A finite (check_values).
+  /// one; Solver::refactorize: the options and the new values copied in;
+  /// executor: every value of A finite (check_values).
   double check = 0.0;
   /// Executor: the factor's storage (reused by a refactorisation), the
   /// context, the GPU index look-up (gpu_assembly_cache), page-locking and
