@@ -49,6 +49,7 @@
 #include <thread>
 
 #include "api/solver.hpp"
+#include "cuda/fused_subtree_index.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
@@ -339,8 +340,21 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
     r.berr = backward_error(A, x.data(), b.data());
     r.refine = solver.stats().refine.steps;
-    std::fprintf(stderr, "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks\n", r.name.c_str(), r.t_fact,
-                 r.t_kernel, r.tasks);
+    // The longest chains of fronts of the fused tasks (each front waits for
+    // the one below it): a lower bound of the kernels' time in latencies.
+    FusedChains chains;
+    if (FusedSubtreeIndex X; build_fused_subtree_index(solver.graph(), X).ok())
+      for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+        const FusedChains c = fused_chains(X, t);
+        chains.small = std::max(chains.small, c.small);
+        chains.large = std::max(chains.large, c.large);
+        chains.whole = std::max(chains.whole, c.whole);
+      }
+    std::fprintf(stderr,
+                 "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks; longest chains of fronts in one "
+                 "fused task: small launch %lld, large launch %lld, whole task %lld\n",
+                 r.name.c_str(), r.t_fact, r.t_kernel, r.tasks, static_cast<long long>(chains.small),
+                 static_cast<long long>(chains.large), static_cast<long long>(chains.whole));
     if (cholmod) {
       for (int th : {1, ncpu}) {
         const CholmodRun c = run_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), th);

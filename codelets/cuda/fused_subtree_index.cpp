@@ -134,6 +134,30 @@ Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out) {
   return Status::success();
 }
 
+FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task) {
+  FusedChains c;
+  if (task < 0 || task >= static_cast<idx_t>(X.task.size())) return c;
+  const FusedTaskIndex& ti = X.task[task];
+  // Longest chain ending at each front (itself included): within its part,
+  // and over the whole task. Children have smaller tickets (file header).
+  std::vector<idx_t> part(static_cast<std::size_t>(ti.nfronts), 0), whole(part.size(), 0);
+  for (idx_t q = 0; q < ti.nfronts; ++q) {
+    const FusedFront& f = X.fronts[ti.front_begin + q];
+    const bool small = q < ti.nsmall;
+    idx_t best_part = 0, best_whole = 0;
+    for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) {
+      const idx_t t = X.children[ch].ticket;
+      best_whole = std::max(best_whole, whole[t]);
+      if ((t < ti.nsmall) == small) best_part = std::max(best_part, part[t]);
+    }
+    part[q] = best_part + 1;
+    whole[q] = best_whole + 1;
+    (small ? c.small : c.large) = std::max(small ? c.small : c.large, part[q]);
+    c.whole = std::max(c.whole, whole[q]);
+  }
+  return c;
+}
+
 FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeIndex& X, idx_t task,
                                    const double* values, double* panel, double* root_cb, double* workspace,
                                    double pivot_tol) {

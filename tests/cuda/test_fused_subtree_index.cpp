@@ -287,6 +287,61 @@ TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
   EXPECT_EQ(s2.analyse(A, AnalysisOptions{}, bad).code, StatusCode::invalid_argument);
 }
 
+/// fused_chains against brute force: for every front, walk up the parent
+/// links (from the children lists) and count the fronts of each chain
+/// ending there; on random banded matrices (one part or two) and the
+/// power-grid matrix, whose chains the benchmark notes quote.
+TEST(FusedSubtreeIndex, ChainsMatchBruteForce) {
+  struct Case {
+    std::string name;
+    CscMatrix A;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"random banded SPD n=3000 band 60", random_banded_spd(3000, 60, 14)});
+  cases.push_back({"random banded SPD n=2000 band 90", random_banded_spd(2000, 90, 15)});
+  cases.push_back({"activsg2000_hykkt_10", read_spd("activsg2000_hykkt_10.mtx")});
+  for (const Case& c : cases) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(c.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << c.name;
+    FusedSubtreeIndex X;
+    ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << c.name;
+    for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+      const FusedTaskIndex& ti = X.task[t];
+      const FusedChains got = fused_chains(X, t);
+      if (ti.nfronts == 0) {
+        EXPECT_EQ(got.whole, 0);
+        continue;
+      }
+      std::vector<idx_t> parent(ti.nfronts, -1);
+      for (idx_t q = 0; q < ti.nfronts; ++q) {
+        const FusedFront& f = X.fronts[ti.front_begin + q];
+        for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) parent[X.children[ch].ticket] = q;
+      }
+      FusedChains want;
+      for (idx_t q = 0; q < ti.nfronts; ++q) {  // chains starting at q, going up
+        const bool small = q < ti.nsmall;
+        idx_t len_part = 0, len_whole = 0;
+        for (idx_t a = q; a >= 0; a = parent[a]) {
+          ++len_whole;
+          if ((a < ti.nsmall) == small && len_part == len_whole - 1) ++len_part;  // still in q's part
+        }
+        (small ? want.small : want.large) = std::max(small ? want.small : want.large, len_part);
+        want.whole = std::max(want.whole, len_whole);
+      }
+      EXPECT_EQ(got.small, want.small) << c.name << " task " << t;
+      EXPECT_EQ(got.large, want.large) << c.name << " task " << t;
+      EXPECT_EQ(got.whole, want.whole) << c.name << " task " << t;
+      EXPECT_LE(std::max(got.small, got.large), got.whole);
+      EXPECT_GE(got.small + got.large, got.whole);  // a chain leaves the small part at most once
+      std::printf("[ %s, task %lld: %lld fronts (%lld small); longest chains: small launch %lld, large launch %lld, "
+                  "whole task %lld ]\n",
+                  c.name.c_str(), static_cast<long long>(t), static_cast<long long>(ti.nfronts),
+                  static_cast<long long>(ti.nsmall), static_cast<long long>(got.small),
+                  static_cast<long long>(got.large), static_cast<long long>(got.whole));
+    }
+  }
+}
+
 /// With the testing aid that attaches GPU buffers without CUDA workers, the
 /// executor registers the fused index once per analysis: two factorisations
 /// build it once, a new analysis builds it again; results are unchanged.
