@@ -73,15 +73,29 @@ struct GraphOptions {
   SlotOptions slots;           ///< contribution-block slot planning
 };
 
-/// The GPU-oriented graph (issue 6, fused subtree kernels): subtrees are never
-/// split by weight (min_subtree_flops = 1e12) but only above fronts of order
-/// > max_front (default 232: the packed lower triangle of a front of order
-/// 232 takes 211 KiB, within the 227 KiB of shared memory per block of an
-/// H200), so that the many tiny
-/// fronts of a power-grid matrix become a handful of subtree tasks (one
-/// kernel launch each) and only the few large top fronts stay ordinary front
-/// or tiled tasks. Other options as the defaults; `workers` as given.
-GraphOptions gpu_graph_options(int workers = 0, idx_t max_front = 232);
+/// Tiles of GPU graphs (gpu_graph_options): order of the tiles, and the
+/// front order above which a front is tiled. On a GPU the cost of a task
+/// (StarPU's handling plus a few launches, tens of µs) and not its flops
+/// limits the factorisation (bench/README.md, "Where the time goes"), so only
+/// fronts whose dense factorisation alone takes milliseconds are tiled.
+constexpr idx_t kGpuTileSize = 1024;
+constexpr idx_t kGpuTileThreshold = 4096;
+
+/// The GPU-oriented graph (issues 5 and 6): three layers, bottom to top,
+///  - fused subtrees: never split by weight (min_subtree_flops = 1e12) but
+///    only above fronts of order > max_front (default 232: the packed lower
+///    triangle of a front of order 232 takes 211 KiB, within the 227 KiB of
+///    shared memory per block of an H200), so that the many tiny fronts
+///    become a handful of subtree tasks (one kernel launch each);
+///  - medium fronts (order in (max_front, tile_threshold]): one `front` task
+///    each (assembly, extend-add, cuSOLVER POTRF, cuBLAS TRSM and SYRK on the
+///    GPU);
+///  - large fronts (order > tile_threshold, and their ancestors): tiles of
+///    order tile_size.
+/// Other options as the defaults; `workers` as given. No validation here:
+/// build_task_graph checks the values.
+GraphOptions gpu_graph_options(int workers = 0, idx_t max_front = 232, idx_t tile_threshold = kGpuTileThreshold,
+                               idx_t tile_size = kGpuTileSize);
 
 enum class TaskKind : std::uint8_t { subtree, front, assemble, extend_add, potrf, trsm, syrk, gemm };
 constexpr int kTaskKinds = 8;
