@@ -16,7 +16,7 @@
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
-//   up to order F = 232, one task per medium front, tiles of kGpuTileSize
+//   up to order F = kGpuGraphSubtreeFront (600), one task per medium front, tiles of kGpuTileSize
 //   above kGpuTileThreshold unless --tile-size / --tile-threshold say
 //   otherwise); without it the default graph (tiles of 256 above 512).
 //   --relax-small R, --relax-zeros Z: amalgamation (AnalysisOptions::relax_small,
@@ -268,7 +268,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       return 1;
     }
     Solver solver;
-    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu)); !st.ok()) {
+    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu, kGpuFusedFront)); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
@@ -352,7 +352,8 @@ int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
        fronts_only = false;
-  idx_t tile_size = 0, tile_threshold = 0, max_subtree_front = 232;  // 0: the graph's default
+  idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
+  idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
   int cholmod_threads = 0;  // 0: ncpu
   std::string sched = "dmda";

@@ -254,7 +254,7 @@ TEST(TaskGraph, GpuGraphLayers) {
   const GraphOptions d = gpu_graph_options(4);
   EXPECT_EQ(d.tile_size, kGpuTileSize);
   EXPECT_EQ(d.tile_threshold, kGpuTileThreshold);
-  EXPECT_EQ(d.max_subtree_front, 232);
+  EXPECT_EQ(d.max_subtree_front, kGpuGraphSubtreeFront);
   EXPECT_EQ(d.workers, 4);
   std::vector<std::pair<std::string, CscMatrix>> ms;
   CscMatrix L;

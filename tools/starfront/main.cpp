@@ -44,8 +44,10 @@ void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
                   "fronts of larger order are tiled (GPU graph: " + std::to_string(starfront::kGpuTileThreshold) + ")")
       ->capture_default_str();
   app->add_flag("--gpu-graph", a.gpu_graph,
-                "the GPU graph: fused subtrees of fronts up to order 232 at the bottom, one task per "
-                "medium front, tiles only for the large fronts (solve with --ncuda >= 1: always)");
+                "the GPU graph: fused subtrees of fronts up to order " +
+                    std::to_string(starfront::kGpuGraphSubtreeFront) +
+                    " at the bottom, one task per medium front, tiles only for the large fronts (solve "
+                    "with --ncuda >= 1: always)");
   app->add_option("--subtree-ratio", a.subtree_ratio,
                   "fused subtrees weigh at most total work / (ratio x workers)")
       ->capture_default_str();

@@ -41,8 +41,8 @@ double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* a
                                         : estimate_seconds_cuda_front(*a->graph->plan, t.front));
     // A fused subtree whose largest front does not fit in shared memory runs
     // through the kernel's slow global-memory path: not a GPU candidate
-    // (the default graph's subtrees hold fronts up to the tile threshold;
-    // gpu_graph_options keeps them within kGpuSubtreeMaxFront).
+    // (the default graph's subtrees hold fronts up to the tile threshold,
+    // the GPU graph's up to kGpuGraphSubtreeFront).
     if (t.kind == TaskKind::subtree && a->fused && a->fused->task[a->task].max_order > kGpuSubtreeMaxFront)
       return 1e9;
     return 1e6 * estimate_seconds_cuda(t);

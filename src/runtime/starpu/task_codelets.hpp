@@ -83,8 +83,8 @@ double estimate_seconds_cuda(const Task& t);
 
 /// Largest front order of a fused subtree that the cost model lets go to a
 /// GPU: the fused kernel keeps fronts up to this order in shared memory
-/// (gpu_graph_options' default); larger ones take its slow global-memory path.
-constexpr idx_t kGpuSubtreeMaxFront = 232;
+/// (kGpuFusedFront, plan/task_graph.hpp); larger ones take its slow global-memory path.
+constexpr idx_t kGpuSubtreeMaxFront = kGpuFusedFront;
 
 /// Estimated seconds of the LDLᵀ front task of front s (order m, k
 /// fully-summed columns) on one CUDA worker: 300 µs per task, plus the
