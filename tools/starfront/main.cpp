@@ -1,7 +1,7 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
 //                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
-//                   [--trace DIR]
+//                   [--trace DIR] [--gpu-graph] [--tile-size B] [--tile-threshold T]   (--ncuda >= 1: the GPU graph)
 //   mpirun -np P starfront solve FILE.mtx   (StarPU-MPI: distributed factorisation, rank 0 reports)
 //   starfront trace summary DIR [--json]
 //   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
