@@ -11,9 +11,20 @@
 // (it is the slowest); skipped baselines read 0.
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
-//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] INPUT...
+//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
+//                  [--max-subtree-front F] [--fronts-on-gpu-only] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
+//   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
+//   up to order F = kGpuGraphSubtreeFront (600), one task per medium front, tiles of kGpuTileSize
+//   above kGpuTileThreshold unless --tile-size / --tile-threshold say
+//   otherwise); without it the default graph (tiles of 256 above 512).
+//   --relax-small R, --relax-zeros Z: amalgamation (AnalysisOptions::relax_small,
+//   relax_zeros_large; defaults 4 and 0.1): larger values merge more small
+//   supernodes into their parents (fewer, larger fronts; more flops).
+//   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
+//   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
+//   tasks per kind and how many of each ran on the GPU per factorisation.
 //   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
 //   default it is page-locked once with CUDA workers: starpu_executor.cpp).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
@@ -205,6 +216,8 @@ struct Input {
   double t_gpu = 0, t_cpu = 0, t_cholmod = 0, t_dense = 0, t_sp = 0;
   double berr_gpu = 0, berr_cpu = 0, berr_cholmod = 0;
   long long gpu_tasks = 0;
+  GraphStats graph;                            ///< the analysed graph's tasks per kind
+  std::array<long long, kTaskKinds> on_gpu{};  ///< per factorisation, tasks of each kind run by CUDA workers
 };
 
 /// Factorises `repeat` times after a warm-up on the running StarPU; median
@@ -261,7 +274,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       return 1;
     }
     Solver solver;
-    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu)); !st.ok()) {
+    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu, kGpuFusedFront)); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
@@ -390,7 +403,11 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
-  bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false;
+  bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
+       fronts_only = false;
+  idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
+  idx_t max_subtree_front = kGpuGraphSubtreeFront;
+  AnalysisOptions ao;
   int cholmod_threads = 0;  // 0: ncpu
   std::string sched = "dmda";
   GraphOptions go;
@@ -401,8 +418,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) cholmod_threads = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
-    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) go.tile_size = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) go.tile_threshold = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) tile_size = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) max_subtree_front = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
+    else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
     else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
     else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;
     else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
@@ -416,6 +438,9 @@ int main(int argc, char** argv) {
   }
   if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod);
   std::vector<Input> inputs(names.size());
+  if (gpu_graph) go = gpu_graph_options(ncpu, max_subtree_front);
+  if (tile_size > 0) go.tile_size = tile_size;
+  if (tile_threshold > 0) go.tile_threshold = tile_threshold;
   go.workers = ncpu;
   for (std::size_t i = 0; i < names.size(); ++i) {
     Input& in = inputs[i];
@@ -425,26 +450,38 @@ int main(int argc, char** argv) {
       return 1;
     }
     in.solver = std::make_unique<Solver>();
-    if (Status st = in.solver->analyse(in.A, AnalysisOptions{}, go); !st.ok()) {
+    if (Status st = in.solver->analyse(in.A, ao, go); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
     const FrontPlan& P = in.solver->plan();
     for (idx_t s = 0; s < P.nsuper; ++s) in.max_front = std::max(in.max_front, P.front_order(s));
     in.flops = in.solver->symbolic().flops_exact;
+    in.graph = graph_stats(in.solver->graph());
+    std::fprintf(stderr, "gpu_bench: %s: %lld fronts, %.4g flops, %lld tasks:", in.name.c_str(),
+                 static_cast<long long>(P.nsuper), in.flops, static_cast<long long>(in.graph.tasks));
+    for (int k = 0; k < kTaskKinds; ++k)
+      if (in.graph.by_kind[k])
+        std::fprintf(stderr, " %s %lld", task_kind_name(static_cast<TaskKind>(k)), static_cast<long long>(in.graph.by_kind[k]));
+    std::fprintf(stderr, "\n");
   }
   {  // starfront, ncuda GPUs + ncpu-ncuda CPU workers
     std::unique_ptr<StarpuRuntime> rt;
     RuntimeOptions ro{ncpu - ncuda, ncuda, sched};
     ro.tiles_on_cuda_only = cuda_only;
+    ro.fronts_on_cuda_only = fronts_only;
     if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
     for (Input& in : inputs) {
       const long long before = gpu_tile_tasks();
+      std::array<long long, kTaskKinds> kinds0{};
+      for (int k = 0; k < kTaskKinds; ++k) kinds0[k] = cuda_task_executions(static_cast<TaskKind>(k));
       in.t_gpu = time_starpu(in, repeat, in.berr_gpu);
       in.gpu_tasks = (gpu_tile_tasks() - before) / (repeat + 1);
+      for (int k = 0; k < kTaskKinds; ++k)
+        in.on_gpu[k] = (cuda_task_executions(static_cast<TaskKind>(k)) - kinds0[k]) / (repeat + 1);
       std::fprintf(stderr, "gpu_bench: %s GPU %.4f s\n", in.name.c_str(), in.t_gpu);
     }
   }
@@ -472,11 +509,12 @@ int main(int argc, char** argv) {
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
+  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
               ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+              fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
-              cholmod_threads > 0 ? cholmod_threads : ncpu, static_cast<long long>(go.tile_size),
-              static_cast<long long>(go.tile_threshold), repeat);
+              cholmod_threads > 0 ? cholmod_threads : ncpu, gpu_graph ? "GPU" : "default",
+              static_cast<long long>(go.tile_size), static_cast<long long>(go.tile_threshold), repeat);
   std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Input& in : inputs) {
@@ -487,6 +525,19 @@ int main(int argc, char** argv) {
                 in.t_cpu / in.t_gpu, in.t_cholmod, in.t_cholmod / in.t_gpu, in.t_dense,
                 tf(mf * mf * mf / 3.0, in.t_dense), in.t_sp, in.t_sp / in.t_gpu, in.berr_gpu, in.berr_cpu,
                 in.berr_cholmod);
+  }
+  std::printf("\nTasks per kind: in the graph / run by CUDA workers per factorisation\n\n| matrix | tasks |");
+  for (int k = 0; k < kTaskKinds; ++k) std::printf(" %s |", task_kind_name(static_cast<TaskKind>(k)));
+  std::printf("\n|---|---|");
+  for (int k = 0; k < kTaskKinds; ++k) std::printf("---|");
+  std::printf("\n");
+  for (const Input& in : inputs) {
+    long long on = 0;
+    for (long long x : in.on_gpu) on += x;
+    std::printf("| %s | %lld / %lld |", in.name.c_str(), static_cast<long long>(in.graph.tasks), on);
+    for (int k = 0; k < kTaskKinds; ++k)
+      std::printf(" %lld / %lld |", static_cast<long long>(in.graph.by_kind[k]), in.on_gpu[k]);
+    std::printf("\n");
   }
   return 0;
 }

@@ -218,7 +218,7 @@ TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
   for (const NamedMatrix& m : matrices())
     for (bool gpu : {false, true}) {
       Solver solver;
-      const GraphOptions go = gpu ? gpu_graph_options(16) : GraphOptions{};
+      const GraphOptions go = gpu ? gpu_graph_options(16, kGpuFusedFront) : GraphOptions{};
       ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << m.name;
       FusedSubtreeIndex X;
       ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << m.name;
@@ -232,8 +232,8 @@ TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
 TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
   for (const NamedMatrix& m : matrices()) {
     Solver solver;
-    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << m.name;
-    const double spread = cpu_spread(m.A, gpu_graph_options(16));
+    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok()) << m.name;
+    const double spread = cpu_spread(m.A, gpu_graph_options(16, kGpuFusedFront));
     std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", m.name.c_str(), spread);
     EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, m.name, std::max(1e-13, 10 * spread)), 0) << m.name;
   }
@@ -245,7 +245,7 @@ TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
 TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
   const CscMatrix A0 = random_banded_spd(3000, 8, 5);
   Solver solver;
-  ASSERT_TRUE(solver.analyse(A0, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  ASSERT_TRUE(solver.analyse(A0, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok());
   const TaskGraph& G = solver.graph();
   const FrontPlan& P = solver.plan();
   idx_t checked = 0;
@@ -270,7 +270,7 @@ TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
 TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
   const CscMatrix A = read_spd("activsg2000_hykkt_10.mtx");
   Solver solver;
-  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok());
   const TaskGraph& G = solver.graph();
   const GraphStats gs = graph_stats(G);
   std::printf("[ activsg2000_hykkt_10, GPU graph: %lld tasks (%lld subtree), %lld of %lld fronts fused ]\n",
@@ -281,7 +281,7 @@ TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
     if (G.mode[s] == FrontMode::in_subtree) {
       EXPECT_LE(solver.plan().front_order(s), 232);
     }
-  GraphOptions bad = gpu_graph_options(16);
+  GraphOptions bad = gpu_graph_options(16, kGpuFusedFront);
   bad.max_subtree_front = -1;
   Solver s2;
   EXPECT_EQ(s2.analyse(A, AnalysisOptions{}, bad).code, StatusCode::invalid_argument);
@@ -351,7 +351,7 @@ TEST(FusedSubtreeIndex, ExecutorUploadsTheIndexOncePerAnalysis) {
   set_gpu_assembly_buffers_without_cuda(true);
   const CscMatrix A = random_banded_spd(2000, 6, 9);
   Solver solver;
-  GraphOptions go = gpu_graph_options(2);
+  GraphOptions go = gpu_graph_options(2, kGpuFusedFront);
   // Several subtree tasks and front tasks above them: the smallest bound on
   // fused front orders that leaves more than one subtree task.
   for (go.max_subtree_front = 8; go.max_subtree_front < 64; go.max_subtree_front += 2) {

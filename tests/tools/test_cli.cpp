@@ -62,6 +62,30 @@ TEST(Cli, BuiltInProblemWithoutFile) {
   EXPECT_NE(r.out.find("backward error"), std::string::npos) << r.out;
 }
 
+/// `plan --gpu-graph` on the built-in 30³ Laplacian: the GPU graph's task
+/// counts per kind (subtree and front tasks, no tile at this size), fewer
+/// tasks than the default graph; `solve --gpu-graph` on CPU workers solves.
+TEST(Cli, GpuGraphPlanAndSolve) {
+  auto tasks_of = [](const std::string& out) {
+    const auto p = out.find("tasks: ");
+    return p == std::string::npos ? -1L : std::stol(out.substr(p + 7));
+  };
+  const CliRun g = run("plan --workers 2 --gpu-graph");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const CliRun d = run("plan --workers 2");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(g.out.find(" subtree "), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find(" front "), std::string::npos) << g.out;
+  EXPECT_EQ(g.out.find(" potrf "), std::string::npos) << g.out;
+  EXPECT_GT(tasks_of(g.out), 0) << g.out;
+  EXPECT_LT(tasks_of(g.out), tasks_of(d.out)) << g.out << d.out;
+  const CliRun r = run("solve --ncpu 2 --gpu-graph --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+}
+
 TEST(Cli, GenerateThenSolveWithRightHandSides) {
   const std::string m = std::string(STARFRONT_TEST_TMPDIR) + "/lap2d.mtx";
   ASSERT_EQ(run("generate laplace2d 12 -o " + m).exit_code, 0);

@@ -440,7 +440,7 @@ AnalysisOptions analysis_options(const std::string& ordering) {
 }
 
 GraphOptions graph_options(const SolveArgs& a, int workers) {
-  GraphOptions g;
+  GraphOptions g = a.gpu_graph ? gpu_graph_options() : GraphOptions{};
   g.workers = std::max(1, workers);
   g.tile_size = a.tile_size;
   g.tile_threshold = a.tile_threshold;
