@@ -11,9 +11,20 @@
 // (it is the slowest); skipped baselines read 0.
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
-//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] INPUT...
+//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
+//                  [--max-subtree-front F] [--fronts-on-gpu-only] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
+//   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
+//   up to order F = kGpuGraphSubtreeFront (600), one task per medium front, tiles of kGpuTileSize
+//   above kGpuTileThreshold unless --tile-size / --tile-threshold say
+//   otherwise); without it the default graph (tiles of 256 above 512).
+//   --relax-small R, --relax-zeros Z: amalgamation (AnalysisOptions::relax_small,
+//   relax_zeros_large; defaults 4 and 0.1): larger values merge more small
+//   supernodes into their parents (fewer, larger fronts; more flops).
+//   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
+//   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
+//   tasks per kind and how many of each ran on the GPU per factorisation.
 //   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
 //   default it is page-locked once with CUDA workers: starpu_executor.cpp).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
@@ -22,14 +33,18 @@
 //   --fused: the fused-subtree mode (issue 6): the GPU-oriented graph
 //   (gpu_graph_options: small fronts fused, one kernel launch per subtree
 //   task, subtrees on the GPU only), then per input the median wall time of
-//   Solver::factorize over --repeat refactorisations after a warm-up, the
+//   Solver::refactorize (new values on the analysed pattern: the
+//   interior-point path, starfront_refactorize) over --repeat
+//   refactorisations after a warm-up, and of Solver::factorize (the pattern
+//   compared too; median of min(--repeat, 10)), the
 //   fused tasks' share (launch to synchronisation, and the GPU time of the
 //   small-front and large-front launches from CUDA events), StarPU tasks and
 //   kernel launches per factorisation, the median solve time (CPU, one
 //   right-hand side, no refinement), the backward error after at most 2
 //   refinement steps; against CHOLMOD on the CPU cores (the better of 1 and
 //   N OpenBLAS threads) and cusolverSp csrchol's factor phase (both median
-//   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md).
+//   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
+//   then where refactorize()'s time goes (medians of FactorStats::phases).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -37,6 +52,7 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -44,6 +60,7 @@
 #include <thread>
 
 #include "api/solver.hpp"
+#include "cuda/fused_subtree_index.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
@@ -199,6 +216,8 @@ struct Input {
   double t_gpu = 0, t_cpu = 0, t_cholmod = 0, t_dense = 0, t_sp = 0;
   double berr_gpu = 0, berr_cpu = 0, berr_cholmod = 0;
   long long gpu_tasks = 0;
+  GraphStats graph;                            ///< the analysed graph's tasks per kind
+  std::array<long long, kTaskKinds> on_gpu{};  ///< per factorisation, tasks of each kind run by CUDA workers
 };
 
 /// Factorises `repeat` times after a warm-up on the running StarPU; median
@@ -232,10 +251,11 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   struct Row {
     std::string name;
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
-    double flops = 0, t_fact = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
+    double flops = 0, t_fact = 0, t_full = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
            berr_chol = 0;
     long long tasks = 0, launches = 0, subtrees = 0;
     int chol_threads = 1, refine = 0;
+    FactorPhases ph;  ///< medians per phase (FactorStats::phases)
   };
   std::vector<Row> rows;
   std::unique_ptr<StarpuRuntime> rt;
@@ -254,7 +274,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       return 1;
     }
     Solver solver;
-    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu)); !st.ok()) {
+    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu, kGpuFusedFront)); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
@@ -268,12 +288,15 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     FactorOptions fo;
     fo.refine_steps = 2;
     std::vector<double> tf, te;
+    std::vector<std::array<double, 6>> tph;
     const long long l0 = cuda_fused_kernel_launches();
     const double k0 = cuda_fused_kernel_seconds();
     double k1 = k0, p0 = 0, p1 = 0;
     for (int k = 0; k <= repeat; ++k) {
+      // The interior-point path: new values on the analysed pattern
+      // (Solver::refactorize, what starfront_refactorize calls).
       const auto t0 = std::chrono::steady_clock::now();
-      if (Status st = solver.factorize(A, fo, Executor::starpu); !st.ok()) {
+      if (Status st = solver.refactorize(A.values.data(), fo, Executor::starpu); !st.ok()) {
         std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
         return 1;
       }
@@ -286,13 +309,36 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       }
       tf.push_back(dt);
       te.push_back(solver.stats().factor.seconds);
+      const FactorPhases& q = solver.stats().factor.phases;
+      tph.push_back({q.check, q.setup, q.submit, q.execute, q.writeback, q.finish});
     }
     r.t_fact = median(tf);
     r.t_exec = median(te);
-    r.t_kernel = (cuda_fused_kernel_seconds() - k1) / repeat;
-    r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / repeat;
-    r.t_large = (cuda_fused_kernel_part_seconds(1) - p1) / repeat;
-    r.launches = (cuda_fused_kernel_launches() - l0) / (repeat + 1);
+    {  // Solver::factorize (the whole matrix given again: its pattern compared)
+      std::vector<double> tfull;
+      for (int k = 0; k < std::min(repeat, 10); ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (Status st = solver.factorize(A, fo, Executor::starpu); !st.ok()) {
+          std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
+          return 1;
+        }
+        tfull.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      r.t_full = median(tfull);
+    }
+    {
+      std::array<double, 6> med{};
+      for (int i = 0; i < 6; ++i) {
+        std::vector<double> v;
+        for (const auto& x : tph) v.push_back(x[static_cast<std::size_t>(i)]);
+        med[static_cast<std::size_t>(i)] = median(v);
+      }
+      r.ph = FactorPhases{med[0], med[1], med[2], med[3], med[4], med[5]};
+    }
+    r.t_kernel = (cuda_fused_kernel_seconds() - k1) / (repeat + std::min(repeat, 10));
+    r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / (repeat + std::min(repeat, 10));
+    r.t_large = (cuda_fused_kernel_part_seconds(1) - p1) / (repeat + std::min(repeat, 10));
+    r.launches = (cuda_fused_kernel_launches() - l0) / (repeat + 1 + std::min(repeat, 10));
     r.tasks = solver.stats().factor.tasks;
     std::vector<double> ones(A.n, 1.0), b(A.n), ts;
     symmetric_matvec(A, ones.data(), b.data());
@@ -307,8 +353,21 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
     r.berr = backward_error(A, x.data(), b.data());
     r.refine = solver.stats().refine.steps;
-    std::fprintf(stderr, "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks\n", r.name.c_str(), r.t_fact,
-                 r.t_kernel, r.tasks);
+    // The longest chains of fronts of the fused tasks (each front waits for
+    // the one below it): a lower bound of the kernels' time in latencies.
+    FusedChains chains;
+    if (FusedSubtreeIndex X; build_fused_subtree_index(solver.graph(), X).ok())
+      for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+        const FusedChains c = fused_chains(X, t);
+        chains.small = std::max(chains.small, c.small);
+        chains.large = std::max(chains.large, c.large);
+        chains.whole = std::max(chains.whole, c.whole);
+      }
+    std::fprintf(stderr,
+                 "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks; longest chains of fronts in one "
+                 "fused task: small launch %lld, large launch %lld, whole task %lld\n",
+                 r.name.c_str(), r.t_fact, r.t_kernel, r.tasks, static_cast<long long>(chains.small),
+                 static_cast<long long>(chains.large), static_cast<long long>(chains.whole));
     if (cholmod) {
       for (int th : {1, ncpu}) {
         const CholmodRun c = run_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), th);
@@ -321,14 +380,22 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
               "each, on the GPU only), 1 CUDA worker + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
-  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
                 r.name.c_str(), static_cast<long long>(r.n), r.flops, static_cast<long long>(r.fronts),
                 static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
-                r.t_fact, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
+                r.t_fact, r.t_full, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
                 r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
+  std::printf("\nWhere refactorize() goes (FactorStats::phases, medians in ms; check: the values copied in and "
+              "checked; execute includes the fused tasks, whose GPU parts are the small / large columns above)\n\n");
+  std::printf("| matrix | refactorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.name.c_str(), 1e3 * r.t_fact,
+                1e3 * r.ph.check, 1e3 * r.ph.setup, 1e3 * r.ph.submit, 1e3 * r.ph.execute, 1e3 * r.ph.writeback,
+                1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel));
   return 0;
 }
 
@@ -336,7 +403,11 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
-  bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false;
+  bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
+       fronts_only = false;
+  idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
+  idx_t max_subtree_front = kGpuGraphSubtreeFront;
+  AnalysisOptions ao;
   int cholmod_threads = 0;  // 0: ncpu
   std::string sched = "dmda";
   GraphOptions go;
@@ -347,8 +418,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) cholmod_threads = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
-    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) go.tile_size = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) go.tile_threshold = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) tile_size = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) max_subtree_front = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
+    else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
     else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
     else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;
     else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
@@ -362,6 +438,9 @@ int main(int argc, char** argv) {
   }
   if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod);
   std::vector<Input> inputs(names.size());
+  if (gpu_graph) go = gpu_graph_options(ncpu, max_subtree_front);
+  if (tile_size > 0) go.tile_size = tile_size;
+  if (tile_threshold > 0) go.tile_threshold = tile_threshold;
   go.workers = ncpu;
   for (std::size_t i = 0; i < names.size(); ++i) {
     Input& in = inputs[i];
@@ -371,26 +450,38 @@ int main(int argc, char** argv) {
       return 1;
     }
     in.solver = std::make_unique<Solver>();
-    if (Status st = in.solver->analyse(in.A, AnalysisOptions{}, go); !st.ok()) {
+    if (Status st = in.solver->analyse(in.A, ao, go); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
     const FrontPlan& P = in.solver->plan();
     for (idx_t s = 0; s < P.nsuper; ++s) in.max_front = std::max(in.max_front, P.front_order(s));
     in.flops = in.solver->symbolic().flops_exact;
+    in.graph = graph_stats(in.solver->graph());
+    std::fprintf(stderr, "gpu_bench: %s: %lld fronts, %.4g flops, %lld tasks:", in.name.c_str(),
+                 static_cast<long long>(P.nsuper), in.flops, static_cast<long long>(in.graph.tasks));
+    for (int k = 0; k < kTaskKinds; ++k)
+      if (in.graph.by_kind[k])
+        std::fprintf(stderr, " %s %lld", task_kind_name(static_cast<TaskKind>(k)), static_cast<long long>(in.graph.by_kind[k]));
+    std::fprintf(stderr, "\n");
   }
   {  // starfront, ncuda GPUs + ncpu-ncuda CPU workers
     std::unique_ptr<StarpuRuntime> rt;
     RuntimeOptions ro{ncpu - ncuda, ncuda, sched};
     ro.tiles_on_cuda_only = cuda_only;
+    ro.fronts_on_cuda_only = fronts_only;
     if (Status st = StarpuRuntime::start(ro, rt); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
     for (Input& in : inputs) {
       const long long before = gpu_tile_tasks();
+      std::array<long long, kTaskKinds> kinds0{};
+      for (int k = 0; k < kTaskKinds; ++k) kinds0[k] = cuda_task_executions(static_cast<TaskKind>(k));
       in.t_gpu = time_starpu(in, repeat, in.berr_gpu);
       in.gpu_tasks = (gpu_tile_tasks() - before) / (repeat + 1);
+      for (int k = 0; k < kTaskKinds; ++k)
+        in.on_gpu[k] = (cuda_task_executions(static_cast<TaskKind>(k)) - kinds0[k]) / (repeat + 1);
       std::fprintf(stderr, "gpu_bench: %s GPU %.4f s\n", in.name.c_str(), in.t_gpu);
     }
   }
@@ -418,11 +509,12 @@ int main(int argc, char** argv) {
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; tiles %lld above %lld; median of %d after a warm-up\n\n",
+  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
               ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+              fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
-              cholmod_threads > 0 ? cholmod_threads : ncpu, static_cast<long long>(go.tile_size),
-              static_cast<long long>(go.tile_threshold), repeat);
+              cholmod_threads > 0 ? cholmod_threads : ncpu, gpu_graph ? "GPU" : "default",
+              static_cast<long long>(go.tile_size), static_cast<long long>(go.tile_threshold), repeat);
   std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Input& in : inputs) {
@@ -433,6 +525,19 @@ int main(int argc, char** argv) {
                 in.t_cpu / in.t_gpu, in.t_cholmod, in.t_cholmod / in.t_gpu, in.t_dense,
                 tf(mf * mf * mf / 3.0, in.t_dense), in.t_sp, in.t_sp / in.t_gpu, in.berr_gpu, in.berr_cpu,
                 in.berr_cholmod);
+  }
+  std::printf("\nTasks per kind: in the graph / run by CUDA workers per factorisation\n\n| matrix | tasks |");
+  for (int k = 0; k < kTaskKinds; ++k) std::printf(" %s |", task_kind_name(static_cast<TaskKind>(k)));
+  std::printf("\n|---|---|");
+  for (int k = 0; k < kTaskKinds; ++k) std::printf("---|");
+  std::printf("\n");
+  for (const Input& in : inputs) {
+    long long on = 0;
+    for (long long x : in.on_gpu) on += x;
+    std::printf("| %s | %lld / %lld |", in.name.c_str(), static_cast<long long>(in.graph.tasks), on);
+    for (int k = 0; k < kTaskKinds; ++k)
+      std::printf(" %lld / %lld |", static_cast<long long>(in.graph.by_kind[k]), in.on_gpu[k]);
+    std::printf("\n");
   }
   return 0;
 }

@@ -46,25 +46,22 @@ __device__ void publish(const FusedLaunch& p, int q, int v) {
   }
 }
 
-/// Thread 0 waits for the children of front f (every child has a smaller
-/// ticket: see the header). Returns, to every thread, whether all completed.
-__device__ bool wait_children(const FusedLaunch& p, const FusedFront& f, int* s_flag) {
-  if (threadIdx.x == 0) {
-    int ok = 1;
-    const int* done = fused_done_flags(p.status);
-    for (long long c = f.child_begin; c < f.child_end; ++c) {
-      const int t = p.children[c].ticket;
-      int v;
-      while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
-      if (v != 1) ok = 0;
-    }
-    __threadfence();
-    *s_flag = ok;
+/// Waits for the children of front f (every child has a smaller ticket: see
+/// the header), thread c polling child c (the flags' memory latencies
+/// overlap), with device-scope acquire loads and a fence before the
+/// barrier, as a single poller did. Returns, to every thread, whether all
+/// completed (a block-wide AND in the barrier).
+__device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
+  int ok = 1;
+  const int* done = fused_done_flags(p.status);
+  for (long long c = f.child_begin + threadIdx.x; c < f.child_end; c += blockDim.x) {
+    const int t = __ldg(&p.children[c].ticket);
+    int v;
+    while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
+    if (v != 1) ok = 0;
   }
-  __syncthreads();
-  const bool ok = *s_flag != 0;
-  __syncthreads();  // s_flag is reused by the caller
-  return ok;
+  __threadfence();
+  return __syncthreads_and(ok) != 0;
 }
 
 /// Zero, scatter A's entries, extend-add the children one by one.
@@ -81,19 +78,50 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
   __syncthreads();
   for (long long e = f.a_begin + threadIdx.x; e < f.a_end; e += blockDim.x) {
     const FusedEntry x = p.entries[e];
-    const long long c = x.dst / m;  // dst = row + col·m in the m×k panel
-    atomicAdd(v.col(static_cast<int>(c)) + (x.dst - c * m), p.values[x.src]);
+    // dst = row + col·m in the m×k panel; 32-bit division when it fits (a
+    // 64-bit one is a long instruction sequence on the GPU).
+    long long c, r;
+    if (x.dst <= 0x7fffffffLL) {
+      const int d = static_cast<int>(x.dst);
+      c = d / m;
+      r = d - static_cast<int>(c) * m;
+    } else {
+      c = x.dst / m;
+      r = x.dst - c * m;
+    }
+    atomicAdd(v.col(static_cast<int>(c)) + r, __ldg(p.values + x.src));
   }
   __syncthreads();
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  // CB rows per lane whose loads are in flight at once: a small front's CB
+  // column has at most two chunks of 32 rows; the large fronts' CBs are long
+  // (and their 512-thread blocks have the registers to spare).
+  constexpr int kB = kWarps <= 4 ? 2 : 4;
   for (long long c = f.child_begin; c < f.child_end; ++c) {
     const FusedChild ch = p.children[c];
     const double* cb = p.workspace + ch.cb_off;
     const std::int32_t* rel = p.rel + ch.rel_begin;
     for (int jj = warp; jj < ch.mc; jj += kWarps) {
-      double* dst = v.col(rel[jj]);
+      double* dst = v.col(__ldg(rel + jj));
       const double* src = cb + static_cast<long long>(jj) * ch.mc;
-      for (int ii = jj + lane; ii < ch.mc; ii += 32) dst[rel[ii]] += __ldcg(src + ii);
+      // Loads first (kB rows per lane), then the adds: the memory latencies
+      // overlap instead of following each other (the compiler would not
+      // move a load above the previous row's store on its own).
+      for (int i0 = jj + lane; i0 < ch.mc; i0 += 32 * kB) {
+        double x[kB];
+        int r[kB];
+#pragma unroll
+        for (int b = 0; b < kB; ++b) {
+          const int ii = i0 + 32 * b;
+          if (ii < ch.mc) {
+            x[b] = __ldcg(src + ii);
+            r[b] = __ldg(rel + ii);
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < kB; ++b)
+          if (i0 + 32 * b < ch.mc) dst[r[b]] += x[b];
+      }
     }
     __syncthreads();  // the next child may hit the same entries
   }
@@ -119,11 +147,20 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   __shared__ int s_info, s_col;
   __shared__ double s_piv, s_rpiv;
+  __shared__ double s_rdiag[NB];  // 1 / l_tt of the current block of columns
   int rel_col = -1;  // lane 0 of warp 0
   double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
   for (int j0 = 0; j0 < k; j0 += NB) {
     const int w = k - j0 < NB ? k - j0 : NB;
     if (warp == 0) {  // (1) diagonal block
+      // |a_jj| of the block's pivots, lane t holding column j0 + t: loaded
+      // by the lanes at once (one memory latency per block of columns, not
+      // two dependent ones per column), broadcast by shuffles below.
+      double ajj_lane = 0.0;
+      if (lane < w) {
+        const long long src = __ldg(p.diag + f.diag_begin + j0 + lane);
+        ajj_lane = src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
+      }
       double a[NB];
 #pragma unroll
       for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
@@ -133,6 +170,7 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
       for (int t = 0; t < NB; ++t) {
         if (t < w && info < 0) {
           const double d = __shfl_sync(0xffffffffu, a[t], t);
+          const double ajj = __shfl_sync(0xffffffffu, ajj_lane, t);
           if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
             info = j0 + t;
             dinfo = d;
@@ -140,16 +178,18 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
             const double l = sqrt(d);
             if (lane == 0) {
               const double d2 = l * l;
-              const long long src = p.diag[f.diag_begin + j0 + t];
-              const double ajj = src >= 0 ? fabs(p.values[src]) : 0.0;
               if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
                 rel_col = j0 + t;
                 rel_piv = isfinite(l) ? d2 : l;
               }
               if (ajj > 0) r = fmin(r, d2 / ajj);
             }
+            // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
+            // which the row solves below reuse: no division per row.
+            const double rl = 1.0 / l;
+            if (lane == 0) s_rdiag[t] = rl;
             if (lane == t) a[t] = l;
-            else if (lane > t) a[t] /= l;
+            else if (lane > t) a[t] *= rl;
 #pragma unroll
             for (int c = t + 1; c < NB; ++c) {
               const double lc = __shfl_sync(0xffffffffu, a[t], c);
@@ -183,7 +223,7 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
           double acc = v.col(j0 + t)[i];
 #pragma unroll
           for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
-          x[t] = acc / v.col(j0 + t)[j0 + t];
+          x[t] = acc * s_rdiag[t];
         }
       }
 #pragma unroll
@@ -191,18 +231,31 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
         if (t < w) v.col(j0 + t)[i] = x[t];
     }
     __syncthreads();
-    // (3) trailing update
-    for (int c = j1 + warp; c < m; c += kWarps) {
-      double lc[NB];
+    // (3) trailing update, kTrailCols columns per warp at a time (register
+    // tiling: each row's L(i, j0:j1) is loaded once for kTrailCols columns,
+    // not once per column), lanes over rows; same sums as before, in the
+    // same order (t ascending, then subtracted).
+    constexpr int CG = kTrailCols;
+    for (int c0 = j1 + warp * CG; c0 < m; c0 += kWarps * CG) {
+      double lc[CG][NB];
 #pragma unroll
-      for (int t = 0; t < NB; ++t) lc[t] = t < w ? v.col(j0 + t)[c] : 0.0;
-      double* cc = v.col(c);
-      for (int i = c + lane; i < m; i += 32) {
-        double acc = 0.0;
+      for (int u = 0; u < CG; ++u)
 #pragma unroll
-        for (int t = 0; t < NB; ++t)
-          if (t < w) acc += v.col(j0 + t)[i] * lc[t];
-        cc[i] -= acc;
+        for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
+      for (int i = c0 + lane; i < m; i += 32) {
+        double li[NB];
+#pragma unroll
+        for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
+#pragma unroll
+        for (int u = 0; u < CG; ++u) {
+          if (i >= c0 + u) {  // also implies c0 + u < m
+            double acc = 0.0;
+#pragma unroll
+            for (int t = 0; t < NB; ++t)
+              if (t < w) acc += li[t] * lc[u][t];
+            v.col(c0 + u)[i] -= acc;
+          }
+        }
       }
     }
     __syncthreads();
@@ -238,25 +291,34 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
   }
   if (threadIdx.x == 0 && ratio < __longlong_as_double(0x7ff0000000000000LL))
     atomicMax(&p.status->ratio_key, ~static_cast<unsigned long long>(__double_as_longlong(ratio)));
-  if (kPacked) {  // unpack: zeros above the diagonal, as the CPU leaves them
-    for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) {
-      const int r = static_cast<int>(i % m), c = static_cast<int>(i / m);
-      L[i] = r >= c ? v.col(c)[r] : 0.0;
+  if (kPacked) {  // unpack, one warp per column, lanes over rows (no division)
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    // L: zeros above the diagonal, as the CPU leaves them.
+    for (int c = warp; c < k; c += kWarps) {
+      const double* src = v.col(c);
+      double* dst = L + static_cast<long long>(c) * m;
+      for (int r = lane; r < m; r += 32) dst[r] = r >= c ? src[r] : 0.0;
     }
-    if (mc > 0 && cb)
-      for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) {
-        const int r = static_cast<int>(i % mc), c = static_cast<int>(i / mc);
-        cb[i] = r >= c ? v.col(k + c)[k + r] : 0.0;
+    // The CB: an internal one (workspace) is read by its parent's
+    // extend-add only, lower triangle only (assemble()): its upper triangle
+    // is not written. The root's CB (a slot other tasks read) is written whole.
+    if (mc > 0 && cb) {
+      const bool internal = f.cb_off >= 0;
+      for (int c = warp; c < mc; c += kWarps) {
+        const double* src = v.col(k + c) + k;
+        double* dst = cb + static_cast<long long>(c) * mc;
+        for (int r = (internal ? c : 0) + lane; r < mc; r += 32) dst[r] = r >= c ? src[r] : 0.0;
       }
+    }
   }
   publish(p, q, 1);
 }
 
 /// One front, ticket q.
 template <int kWarps>
-__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles, int* s_flag) {
+__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
   const FusedFront f = p.fronts[q];
-  if (!wait_children(p, f, s_flag)) {
+  if (!wait_children(p, f)) {
     publish(p, q, 2);  // a child failed: skipped
     return;
   }
@@ -278,38 +340,60 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
-  __shared__ int s_ticket, s_flag;
+  __shared__ int s_ticket;
   for (;;) {
     if (threadIdx.x == 0) s_ticket = t0 + static_cast<int>(atomicAdd(counter, 1u));
     __syncthreads();
     const int q = s_ticket;
     __syncthreads();
     if (q >= t1) return;
-    run_front<kThreads / 32>(p, q, sm, smem_doubles, &s_flag);
+    run_front<kThreads / 32>(p, q, sm, smem_doubles);
   }
 }
 
 /// One launch of tickets [t0, t1) with blocks of kThreads threads and room
-/// for a front of order `order` in shared memory when it fits.
+/// for a front of order `order` in shared memory when it fits. The device's
+/// attributes, the kernel's shared-memory limit and the occupancy are
+/// queried once per thread, device and shared-memory size (a CUDA worker is
+/// one thread; each query costs microseconds, a refactorisation pays none).
 template <int kThreads>
 cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream) {
   if (t1 <= t0) return cudaSuccess;
   auto kernel = fused_subtree_kernel<kThreads>;
+  struct Shape {
+    bool known = false;
+    int sms = 0;
+    long long cap = 0;  ///< dynamic shared memory a block may have, bytes
+    int smem = -1;      ///< the size set last (cudaFuncAttributeMaxDynamicSharedMemorySize)
+    int per_sm = 0;     ///< co-resident blocks per SM at that size
+  };
+  constexpr int kMaxDevices = 64;
+  thread_local Shape cache[kMaxDevices];
   cudaError_t e = cudaSuccess;
-  int dev = 0, sms = 0, optin = 0, per_sm = 0;
-  cudaFuncAttributes attr{};
-  if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-      (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-      (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
-      (e = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess)
-    return e;
-  const long long cap = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+  int dev = 0;
+  if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+  Shape local;
+  Shape& sh = dev >= 0 && dev < kMaxDevices ? cache[dev] : local;
+  if (!sh.known) {
+    int optin = 0;
+    cudaFuncAttributes attr{};
+    if ((e = cudaDeviceGetAttribute(&sh.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+        (e = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess)
+      return e;
+    sh.cap = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+    sh.known = true;
+  }
   const long long want = static_cast<long long>(order) * (order + 1) / 2 * 8;
-  const int smem = static_cast<int>(want < cap ? want : cap);
-  if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
-      (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem)) != cudaSuccess)
-    return e;
-  long long grid = static_cast<long long>(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
+  const int smem = static_cast<int>(want < sh.cap ? want : sh.cap);
+  if (smem != sh.smem) {
+    sh.smem = -1;
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sh.per_sm, kernel, kThreads, smem)) != cudaSuccess)
+      return e;
+    sh.smem = smem;
+  }
+  long long grid = static_cast<long long>(sh.per_sm > 0 ? sh.per_sm : 1) * (sh.sms > 0 ? sh.sms : 1);
   if (grid > t1 - t0) grid = t1 - t0;
   kernel<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(p, t0, t1, counter, smem / 8);
   return cudaGetLastError();

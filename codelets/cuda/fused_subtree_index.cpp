@@ -134,6 +134,30 @@ Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out) {
   return Status::success();
 }
 
+FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task) {
+  FusedChains c;
+  if (task < 0 || task >= static_cast<idx_t>(X.task.size())) return c;
+  const FusedTaskIndex& ti = X.task[task];
+  // Longest chain ending at each front (itself included): within its part,
+  // and over the whole task. Children have smaller tickets (file header).
+  std::vector<idx_t> part(static_cast<std::size_t>(ti.nfronts), 0), whole(part.size(), 0);
+  for (idx_t q = 0; q < ti.nfronts; ++q) {
+    const FusedFront& f = X.fronts[ti.front_begin + q];
+    const bool small = q < ti.nsmall;
+    idx_t best_part = 0, best_whole = 0;
+    for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) {
+      const idx_t t = X.children[ch].ticket;
+      best_whole = std::max(best_whole, whole[t]);
+      if ((t < ti.nsmall) == small) best_part = std::max(best_part, part[t]);
+    }
+    part[q] = best_part + 1;
+    whole[q] = best_whole + 1;
+    (small ? c.small : c.large) = std::max(small ? c.small : c.large, part[q]);
+    c.whole = std::max(c.whole, whole[q]);
+  }
+  return c;
+}
+
 FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeIndex& X, idx_t task,
                                    const double* values, double* panel, double* root_cb, double* workspace,
                                    double pivot_tol) {
@@ -176,6 +200,7 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
     auto at = [&](idx_t i, idx_t j) -> double& { return F[i + j * m]; };
     for (idx_t j0 = 0; j0 < k && info_col < 0; j0 += NB) {
       const idx_t w = std::min(NB, k - j0), j1 = j0 + w;
+      double rdiag[8] = {};  // 1 / l_tt of the block's columns
       for (idx_t t = 0; t < w; ++t) {  // diagonal block, right-looking
         const idx_t j = j0 + t;
         const double d = at(j, j);
@@ -192,8 +217,10 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
           rel_piv = std::isfinite(l) ? d2 : l;
         }
         if (ajj > 0) ratio = std::min(ratio, d2 / ajj);
+        const double rl = 1.0 / l;  // the kernel scales by the reciprocal
+        rdiag[t] = rl;
         at(j, j) = l;
-        for (idx_t r = j + 1; r < j1; ++r) at(r, j) /= l;
+        for (idx_t r = j + 1; r < j1; ++r) at(r, j) *= rl;
         for (idx_t c = j + 1; c < j1; ++c)
           for (idx_t r = c; r < j1; ++r) at(r, c) -= at(r, j) * at(c, j);
       }
@@ -203,7 +230,7 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
         for (idx_t t = 0; t < w; ++t) {
           double acc = at(i, j0 + t);
           for (idx_t s2 = 0; s2 < t; ++s2) acc -= x[s2] * at(j0 + t, j0 + s2);
-          x[t] = acc / at(j0 + t, j0 + t);
+          x[t] = acc * rdiag[t];
         }
         for (idx_t t = 0; t < w; ++t) at(i, j0 + t) = x[t];
       }

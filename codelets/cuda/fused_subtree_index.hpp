@@ -112,6 +112,21 @@ struct FusedSubtreeIndex {
 /// square 2^53) or one task holds more than 2^31 - 1 fronts.
 Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out);
 
+/// Longest dependency chains of a fused task, in fronts (a front counts
+/// once; a chain runs from a front to an ancestor through parent links).
+/// Every front of a chain waits for the one below it, so these bound the
+/// kernel's time from below by chain length × per-front latency: `small`
+/// inside the first launch (tickets [0, nsmall)), `large` inside the second,
+/// `whole` over the task as if it were one launch.
+struct FusedChains {
+  idx_t small = 0, large = 0, whole = 0;
+};
+
+/// The chains of graph task `task` of X (all 0 for a task that is no
+/// subtree). One pass over the ticket order (children first), O(fronts +
+/// children).
+FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
+
 /// Host emulation of the fused kernel for graph task `task` (tests): runs
 /// the fronts in ticket order (each front only after its children, as the
 /// kernel waits), with the same index arrays, the same CB workspace offsets

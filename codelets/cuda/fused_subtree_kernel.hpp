@@ -10,9 +10,10 @@
 // the large fronts near the root (tickets [nsmall, nfronts)) with blocks of
 // kFusedLargeThreads threads and up to 227 KiB. In each launch, a grid of B
 // blocks (any B >= 1) takes the next front by an atomic ticket counter over
-// the index's ticket order (a topological order, children first), waits (thread 0 spins with
-// __nanosleep on the children's completion flags, device-scope acquire)
-// until the front's children are complete, then processes it and publishes
+// the index's ticket order (a topological order, children first), waits (one
+// thread per child spins with __nanosleep on its completion flag,
+// device-scope acquire, then a block-wide AND) until the front's children
+// are complete, then processes it and publishes
 // its flag (device-scope release after a block barrier), and takes the next
 // ticket. A front only waits on fronts with smaller tickets; a ticket is
 // taken only by a block that is already running and never yields it. By
@@ -28,8 +29,11 @@
 // so no atomics are needed and the result is race-free; within one child,
 // distinct CB entries have distinct targets (relative indices are
 // injective). Child CBs are read with ld.global.cg (L2, not the possibly
-// stale L1 of this SM). A's entries are scattered with shared (or global)
-// atomic adds, which only matter for duplicate entries.
+// stale L1 of this SM), several rows per lane loaded before they are added
+// (the loads' latencies overlap). An internal CB is written (and read)
+// lower triangle only; the root's CB, which other tasks read, whole. A's
+// entries are scattered with shared (or global) atomic adds, which only
+// matter for duplicate entries.
 //
 // A front of order m is factorised in shared memory (its lower triangle
 // packed by columns) when m(m+1)/2·8 bytes fit in the launch's dynamic
@@ -37,9 +41,12 @@
 // global memory (L in the panel, the CB in its workspace region; slow, for
 // graphs not built with gpu_graph_options). Dense Cholesky: blocked
 // right-looking, kFusedBlock columns at a time (diagonal block by one warp
-// with shuffles, rows below by row-wise triangular solves, then a rank-8
-// update of the trailing lower triangle, sums first), three block barriers
-// per block of columns.
+// with shuffles, the block's |a_jj| loaded by its lanes at once, columns
+// scaled by the reciprocal pivot as LAPACK's dpotf2 does; rows below by
+// row-wise triangular solves reusing those reciprocals; then a rank-8
+// update of the trailing lower triangle, sums first, kTrailCols columns per
+// warp at a time so that each row's L entries are loaded once for them),
+// three block barriers per block of columns.
 //
 // Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
 // NaN stops the front (LAPACK's info); otherwise the first column with l²
@@ -62,6 +69,8 @@ constexpr int kFusedThreads = 128;
 constexpr int kFusedLargeThreads = 512;
 /// Columns per block of the dense Cholesky of a front (fused_subtree.cu's factor()).
 constexpr int kFusedBlock = 8;
+/// Trailing-update columns per warp at a time (register tiling) in factor().
+constexpr int kTrailCols = 2;
 
 /// Results and synchronisation words of one launch (device memory, zeroed
 /// before the launch by launch_fused_subtree).

@@ -28,14 +28,17 @@ namespace {
 
 std::array<std::atomic<long long>, kTaskKinds> g_executions{};
 std::atomic<long long> g_potrf_failures{0};
+std::atomic<long long> g_front_failures{0};
 std::atomic<long long> g_fused_launches{0};
 std::atomic<long long> g_fused_ns{0};
 std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
 /// Device and pinned host buffers of one CUDA worker (one thread each),
 /// grown on demand and never shrunk; freed when the worker thread ends.
-/// Only potrf uses them, and potrf synchronises its stream before it
-/// returns, so no queued work uses a buffer when it is replaced.
+/// Only potrf and the Cholesky front use them, and both synchronise their
+/// stream after the cuSOLVER call that uses them (the front then queues only
+/// its TRSM and SYRK, which do not), so no queued work uses a buffer when it
+/// is replaced.
 struct Workspace {
   double* work = nullptr;     ///< cuSOLVER potrf workspace
   int work_cap = 0;           ///< doubles
@@ -429,6 +432,115 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   ctx.record(r);
 }
 
+/// Cholesky of untiled front s on the GPU (issue 5): buffers panel, [CB],
+/// the children's CBs (child_list order), then the four extra vectors of a
+/// GPU front (A's values, a_src, a_dst, rel: gpu_assembly_cache.hpp). The
+/// same steps as factor_front_cpu (codelets/cpu/front_cholesky.cpp):
+///  1. assembly: zero the m×k panel (leading dimension m) and the mc×mc CB,
+///     add A's entries, extend-add each child's CB in child_list order (the
+///     kernels of front_ldlt_kernels.hpp; the same sums, in the same order,
+///     as the CPU);
+///  2. cusolverDnDpotrf on the k×k fully-summed block (in place, leading
+///     dimension m), after a copy of that block to the worker's workspace;
+///     the info flag and the diagonal come to the host with ONE
+///     synchronisation of the worker's stream and go through check_pivots
+///     (the CPU's relative pivot test); a block that fails is factorised
+///     again on the host from the copy by potrf_tile_cpu, so that the error
+///     names the CPU's column and pivot;
+///  3. cublasDtrsm L21 := L21·L11⁻ᵀ and cublasDsyrk CB −= L21·L21ᵀ (lower),
+///     queued on the stream without waiting (STARPU_CUDA_ASYNC).
+void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const Task& t = G.tasks[ti];
+  const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
+  const idx_t nacc = t.acc_end - t.acc_begin;
+  const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
+  // The panel is one contiguous block of Lx (m·k doubles seen as an (m·k)×1
+  // matrix: task_graph.cpp's panel_block), laid out m×k with leading
+  // dimension m; then the CB slot when m > k, then one CB per child.
+  if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
+      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
+    ctx.record_device_error("unexpected buffers for the GPU Cholesky front task " + where(G, t));
+    return;
+  }
+  if (k == 0) return;  // nothing to factorise (never built by the planner)
+  double* L = ptr_of(buffers[0]);
+  double* cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
+  const idx_t first_child = mc > 0 ? 2 : 1;
+  const double* values = extra_of<double>(buffers, nacc, 0);
+  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
+  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
+  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  const idx_t q0 = P.a_ptr[s];
+  if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
+               "front assembly kernel launch", G, t, ctx))
+    return;
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+    const idx_t c = P.child_list[q];
+    const double* child = ptr_of(buffers[first_child + (q - P.child_ptr[s])]);
+    if (!cuda_ok(launch_ldlt_extend_add(L, m, k, cb, child, P.cb_order(c), rel + P.rel_ptr[c], stream),
+                 "front extend-add kernel launch", G, t, ctx))
+      return;
+  }
+  const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
+  cusolverDnHandle_t hs = starpu_cusolverDn_get_local_handle();
+  if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx)) return;
+  int lwork = 0;
+  if (!cusolver_ok(cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, &lwork),
+                   "cusolverDnDpotrf_bufferSize", G, t, ctx))
+    return;
+  Workspace& w = local_workspace();
+  if (!cuda_ok(w.reserve(ik, lwork), "cudaMalloc", G, t, ctx)) return;
+  const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(k);
+  if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, L, sizeof(double) * static_cast<std::size_t>(m), row_bytes,
+                                 static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpy2DAsync", G, t, ctx) ||
+      !cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
+                   "cusolverDnDpotrf", G, t, ctx) ||
+      !cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpyAsync", G, t, ctx) ||
+      !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), L, sizeof(double) * static_cast<std::size_t>(m + 1),
+                                 sizeof(double), static_cast<std::size_t>(k), cudaMemcpyDeviceToHost, stream),
+               "cudaMemcpy2DAsync", G, t, ctx) ||
+      !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
+    return;
+  const int info = *w.host_info;
+  if (info < 0) {
+    ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " + where(G, t));
+    return;
+  }
+  const idx_t first = P.symbolic->super_start[s];
+  FrontResult r;
+  if (info != 0 || check_pivots(P, first, ctx.values, w.host_diag, 0, k, ctx.pivot_tol, r) >= 0) {
+    ++g_front_failures;
+    std::vector<double> D(static_cast<std::size_t>(k) * static_cast<std::size_t>(k));
+    if (!cuda_ok(cudaMemcpy(D.data(), w.backup, sizeof(double) * D.size(), cudaMemcpyDeviceToHost), "cudaMemcpy",
+                 G, t, ctx))
+      return;
+    r = potrf_tile_cpu(P, first, ctx.values, D.data(), k, k, ctx.pivot_tol);
+    if (r.state != FrontResult::State::failed) {  // cuSOLVER and LAPACK disagree: report it, never go on
+      ctx.record_device_error("cusolverDnDpotrf refused a pivot that the CPU accepts in " + where(G, t));
+      return;
+    }
+    ctx.record(r);
+    return;
+  }
+  if (mc > 0) {
+    cublasHandle_t h = local_cublas(G, t, ctx);
+    if (!h) return;
+    const double one = 1.0, minus_one = -1.0;
+    if (!cublas_ok(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, imc,
+                               ik, &one, L, im, L + k, im),
+                   "cublasDtrsm", G, t, ctx) ||
+        !cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
+                   "cublasDsyrk", G, t, ctx))
+      return;
+  }
+  r.state = FrontResult::State::done;
+  ctx.record(r);
+}
+
 /// Device and pinned host buffers of the LDLᵀ front task on one CUDA worker
 /// (one thread), grown on demand (after a synchronisation of the worker's
 /// stream, so that no queued work uses a freed buffer) and never shrunk.
@@ -626,10 +738,8 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   ++g_executions[static_cast<int>(t.kind)];
   if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
   if (t.kind == TaskKind::front) {
-    // Only LDLᵀ fronts have a GPU implementation; the executor keeps
-    // Cholesky fronts on CPU workers.
     if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);
-    else ctx.record_device_error("no CUDA implementation of the Cholesky front task " + task_name(G, t));
+    else front_cholesky(G, a->task, buffers, ctx);
     return;
   }
   if (ctx.ldlt.active) {  // as run_task_cpu: tiled LDLᵀ is not implemented
@@ -668,6 +778,7 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
 
 long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<int>(k)]; }
 long long cuda_potrf_failures() { return g_potrf_failures; }
+long long cuda_front_failures() { return g_front_failures; }
 long long cuda_fused_launches() { return g_fused_launches; }
 double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
 double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }

@@ -1,4 +1,4 @@
-// CUDA implementations of the tile task kinds of the task graph (POTRF,
+// CUDA implementations of the task kinds of the task graph (POTRF,
 // TRSM, SYRK, GEMM: cuSOLVER and cuBLAS on StarPU's per-worker stream and
 // handles; assemble and extend_add of tiled fronts: assembly_kernels.cu),
 // as the cuda_funcs of the StarPU codelets (task_codelets.cpp).
@@ -10,9 +10,7 @@
 namespace starfront {
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
-/// syrk, gemm, assemble, extend_add, subtree, and front, whose CUDA
-/// implementation is the LDLᵀ one only: the executor sends Cholesky fronts
-/// to CPU workers).
+/// syrk, gemm, assemble, extend_add, subtree, and front: Cholesky and LDLᵀ).
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
@@ -33,17 +31,26 @@ bool has_cuda_impl(TaskKind k);
 /// the fused index blob; it runs the whole subtree in one kernel launch
 /// (fused_subtree_kernel.hpp) and synchronises the stream to record its
 /// pivot outcome (the same column and pivot as the CPU on failure).
-/// front (LDLᵀ factorisations only) needs four extra vector buffers after the
-/// task's accesses: A's values (double), the plan's a_src, a_dst and rel
-/// (idx_t); it assembles the front, factorises its panel with the CPU's pivot
-/// decisions (front_ldlt_kernels.hpp), synchronises the stream once to bring
-/// pivots, D and counts to the host (ctx.ldlt), then queues the CB update.
+/// front needs four extra vector buffers after the task's accesses: A's
+/// values (double), the plan's a_src, a_dst and rel (idx_t; uploaded once per
+/// analysis: gpu_assembly_cache.hpp); it assembles the front and extend-adds
+/// its children's CBs on the GPU (front_ldlt_kernels.hpp), then
+///  - Cholesky: cuSOLVER DPOTRF on the fully-summed block, one stream
+///    synchronisation for the info flag and the diagonal (the CPU's pivot
+///    test; a failing block is recomputed on the host so that the error names
+///    the CPU's column and pivot), then cuBLAS DTRSM and DSYRK queued;
+///  - LDLᵀ: factorises its panel with the CPU's pivot decisions,
+///    synchronises the stream once to bring pivots, D and counts to the host
+///    (ctx.ldlt), then queues the CB update.
 void graph_task_cuda(void* buffers[], void* cl_arg);
 
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);
 /// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).
 long long cuda_potrf_failures();
+/// GPU Cholesky front tasks whose fully-summed block failed the pivot test
+/// (recomputed on the host for the error report).
+long long cuda_front_failures();
 /// Fused subtree kernel launches since the process started.
 long long cuda_fused_launches();
 /// Seconds spent by fused subtree tasks from their launch to the end of

@@ -540,9 +540,12 @@ starfront_status run_factorization(const char* fn, starfront_factor& F, const st
                                    std::chrono::steady_clock::time_point t0) {
   const auto exec = F.rt ? starfront::Executor::starpu : starfront::Executor::sequential;
 #ifdef STARFRONT_HAVE_MPI
-  const Status st = F.rt && F.rt->mpi ? F.solver.factorize_mpi(F.A, fo, F.rt->comm) : F.solver.factorize(F.A, fo, exec);
+  const Status st = F.rt && F.rt->mpi ? F.solver.factorize_mpi(F.A, fo, F.rt->comm)
+                                       : F.solver.refactorize(F.A.values.data(), fo, exec);
 #else
-  const Status st = F.solver.factorize(F.A, fo, exec);
+  // F.A is the analysed pattern by construction (check_same_pattern /
+  // scatter_values): its values are refactorised without comparing it again.
+  const Status st = F.solver.refactorize(F.A.values.data(), fo, exec);
 #endif
   F.inertia_valid = st.ok() || st.code == starfront::StatusCode::singular;
   if (!st.ok()) return fail(fn, st, F.desc.base);

@@ -50,6 +50,9 @@ Status Solver::check_pattern(const CscMatrix& A) const {
                          "matrix (n=" + std::to_string(A.n) + ", nnz=" + std::to_string(A.nnz()) +
                              ") does not have the analysed pattern (n=" + std::to_string(sym_.n) +
                              ", nnz=" + std::to_string(rowind.size()) + "): analyse it again");
+  // The usual case (a refactorisation with the analysed pattern) in two
+  // memcmp-speed comparisons; the column loop only names the first difference.
+  if (A.colptr == colptr && A.rowind == rowind) return Status::success();
   for (idx_t j = 0; j < A.n; ++j) {
     bool same = A.colptr[j + 1] == colptr[j + 1];
     for (idx_t p = A.colptr[j]; same && p < A.colptr[j + 1]; ++p) same = A.rowind[p] == rowind[p];
@@ -65,25 +68,63 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   factorized_ = false;
   if (!analysed_)
     return Status::error(StatusCode::invalid_argument, "factorize called before a successful analyse");
+  const auto t0 = std::chrono::steady_clock::now();
+  stats_.factor = FactorStats{};  // this factorisation's, also when it fails early
+  double t_check = 0.0;
+  PhaseTimer timer;
   Status st = check_factor_options(opts);
   if (!st.ok()) return st;
   st = check_pattern(A);
+  timer.lap(t_check);
   if (!st.ok()) return st;
-  if (opts.method == FactorMethod::automatic) {
-    FactorOptions o = opts;
-    o.method = FactorMethod::llt;
-    st = run_factorization(A, o, exec);
-    if (st.code == StatusCode::not_positive_definite) {
-      o.method = FactorMethod::ldlt;
-      st = run_factorization(A, o, exec);
-    }
-  } else {
-    st = run_factorization(A, opts, exec);
-  }
+  st = run_method(A, opts, exec);
   factorized_ = st.ok();
+  PhaseTimer keep;
   if (factorized_) {
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     refine_steps_ = opts.refine_steps;
+  }
+  FactorStats& fs = stats_.factor;
+  keep.lap(fs.phases.finish);
+  fs.phases.check += t_check;
+  fs.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+Status Solver::refactorize(const double* values, const FactorOptions& opts, Executor exec) {
+  factorized_ = false;
+  if (!analysed_)
+    return Status::error(StatusCode::invalid_argument, "refactorize called before a successful analyse");
+  const std::size_t nnz = a_.rowind.size();
+  if (!values && nnz > 0) return Status::error(StatusCode::invalid_argument, "refactorize: values is null");
+  const auto t0 = std::chrono::steady_clock::now();
+  stats_.factor = FactorStats{};
+  double t_check = 0.0;
+  PhaseTimer timer;
+  Status st = check_factor_options(opts);
+  if (!st.ok()) return st;
+  // The copy kept for iterative refinement is the matrix factorised: one
+  // copy, and its pattern is the analysed one by construction. After a
+  // failure it holds these values, but solve() refuses to run then.
+  a_.values.assign(values, values + nnz);
+  timer.lap(t_check);
+  st = run_method(a_, opts, exec);
+  factorized_ = st.ok();
+  if (factorized_) refine_steps_ = opts.refine_steps;
+  FactorStats& fs = stats_.factor;
+  fs.phases.check += t_check;
+  fs.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+Status Solver::run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
+  if (opts.method != FactorMethod::automatic) return run_factorization(A, opts, exec);
+  FactorOptions o = opts;
+  o.method = FactorMethod::llt;
+  Status st = run_factorization(A, o, exec);
+  if (st.code == StatusCode::not_positive_definite) {
+    o.method = FactorMethod::ldlt;
+    st = run_factorization(A, o, exec);
   }
   return st;
 }
@@ -156,6 +197,7 @@ std::uint64_t analysis_fingerprint(const SymbolicFactor& S, const TaskGraph& G) 
 
 Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_Comm comm) {
   factorized_ = false;
+  stats_.factor = FactorStats{};  // no phases from an earlier factorisation (this executor has none yet)
   int nranks = 1;
   MPI_Comm_size(comm, &nranks);
   Status st;

@@ -63,6 +63,19 @@ class Solver {
   /// is still valid), runtime_error.
   Status factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec);
 
+  /// Refactorisation with new values on the analysed pattern, for callers
+  /// that assemble the same pattern again and again (interior-point
+  /// iterations): `values` holds nnz entries in the order of the lower CSC
+  /// matrix given to analyse() (its rowind), not owned, read only during
+  /// the call. No pattern is compared (factorize() compares the whole
+  /// colptr/rowind arrays); the values are copied once, into the copy kept
+  /// for iterative refinement, and that copy is factorised as factorize()
+  /// does (same options, same methods, same errors; non-finite values are
+  /// refused by the executor as there).
+  /// Errors: invalid_argument (not analysed; values null while nnz > 0;
+  /// bad options), otherwise as factorize().
+  Status refactorize(const double* values, const FactorOptions& opts, Executor exec);
+
 #ifdef STARFRONT_HAVE_MPI
   /// Distributed factorisation on the ranks of `comm` (collective; a
   /// StarpuRuntime started with RuntimeOptions::mpi_comm = &comm). Every
@@ -147,6 +160,8 @@ class Solver {
   Status check_pattern(const CscMatrix& A) const;
 
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+  /// run_factorization for opts.method, with `automatic`'s fallback to ldlt.
+  Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec);
   /// Builds process_solve_ for the factorised graph (once per graph; at the
   /// first LLᵀ solve after any factorisation path).
   Status prepare_process_solve() const;

@@ -340,11 +340,13 @@ Status build_task_graph(const FrontPlan& P, const GraphOptions& opts, TaskGraph&
   return Status::success();
 }
 
-GraphOptions gpu_graph_options(int workers, idx_t max_front) {
+GraphOptions gpu_graph_options(int workers, idx_t max_front, idx_t tile_threshold, idx_t tile_size) {
   GraphOptions o;
   o.workers = workers;
   o.min_subtree_flops = 1e12;
   o.max_subtree_front = max_front;
+  o.tile_threshold = tile_threshold;
+  o.tile_size = tile_size;
   return o;
 }
 

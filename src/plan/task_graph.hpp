@@ -73,15 +73,47 @@ struct GraphOptions {
   SlotOptions slots;           ///< contribution-block slot planning
 };
 
-/// The GPU-oriented graph (issue 6, fused subtree kernels): subtrees are never
-/// split by weight (min_subtree_flops = 1e12) but only above fronts of order
-/// > max_front (default 232: the packed lower triangle of a front of order
-/// 232 takes 211 KiB, within the 227 KiB of shared memory per block of an
-/// H200), so that the many tiny
-/// fronts of a power-grid matrix become a handful of subtree tasks (one
-/// kernel launch each) and only the few large top fronts stay ordinary front
-/// or tiled tasks. Other options as the defaults; `workers` as given.
-GraphOptions gpu_graph_options(int workers = 0, idx_t max_front = 232);
+/// Largest front order that the fused GPU subtree kernel keeps in shared
+/// memory (the packed lower triangle of a front of order 232 takes 211 KiB,
+/// within the 227 KiB of shared memory per block of an H200); its subtrees
+/// with larger fronts take a slow global-memory path, and the StarPU cost
+/// model keeps them on CPUs (task_codelets.hpp).
+constexpr idx_t kGpuFusedFront = 232;
+
+/// Defaults of the GPU graph (gpu_graph_options), measured on lap3d 60³ 7-
+/// and 27-point on one H200 + 15 CPU workers (bench/README.md, "Fewer,
+/// bigger GPU tasks"): on a GPU the cost of a task (StarPU's handling, a few
+/// launches, one stream synchronisation per front: tens of µs) and not its
+/// flops limits the factorisation, so
+///  - fused subtrees hold fronts up to order kGpuGraphSubtreeFront = 600
+///    (those with fronts above kGpuFusedFront run on the CPU workers, the
+///    others on either): 0.110 / 0.131 s, against 0.231 / 0.316 s with 232
+///    and 0.197 / 0.252 s with 1000;
+///  - only fronts above kGpuTileThreshold = 8192 are tiled, in tiles of
+///    kGpuTileSize = 2048: untiled fronts up to 5,504 were faster than tiles
+///    of 1024 above 4096 at every subtree limit measured (e.g. 0.110 against
+///    0.130 s); no front of those matrices reaches 8192, so the tiled
+///    layer itself is not measured at these sizes.
+constexpr idx_t kGpuGraphSubtreeFront = 600;
+constexpr idx_t kGpuTileSize = 2048;
+constexpr idx_t kGpuTileThreshold = 8192;
+
+/// The GPU-oriented graph (issues 5 and 6): three layers, bottom to top,
+///  - fused subtrees: never split by weight (min_subtree_flops = 1e12) but
+///    only above fronts of order > max_front (default kGpuGraphSubtreeFront;
+///    kGpuFusedFront keeps every subtree within the fused GPU kernel's
+///    shared memory, as the power-grid tests and `gpu_bench --fused` do), so
+///    that the many small fronts become a few subtree tasks (one kernel
+///    launch each on a GPU, a sequential multifrontal pass on a CPU);
+///  - medium fronts (order in (max_front, tile_threshold]): one `front` task
+///    each (assembly, extend-add, cuSOLVER POTRF, cuBLAS TRSM and SYRK on the
+///    GPU);
+///  - large fronts (order > tile_threshold, and their ancestors): tiles of
+///    order tile_size.
+/// Other options as the defaults; `workers` as given. No validation here:
+/// build_task_graph checks the values.
+GraphOptions gpu_graph_options(int workers = 0, idx_t max_front = kGpuGraphSubtreeFront, idx_t tile_threshold = kGpuTileThreshold,
+                               idx_t tile_size = kGpuTileSize);
 
 enum class TaskKind : std::uint8_t { subtree, front, assemble, extend_add, potrf, trsm, syrk, gemm };
 constexpr int kTaskKinds = 8;

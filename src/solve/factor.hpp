@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -128,12 +129,63 @@ struct NumericFactor {
   bool is_ldlt() const { return method == FactorMethod::ldlt || method == FactorMethod::quasi_definite; }
 };
 
+/// Where the wall time of one factorisation went, in seconds, phase by phase
+/// (steady clock; the phases follow each other, so their sum is the wall
+/// time of Solver::factorize up to the few statements between them). Each
+/// executor fills the phases it has; the others stay 0 (the StarPU-MPI
+/// executor fills none yet). Measured on every factorisation (a handful of
+/// clock reads): the figures show what a refactorisation with the same
+/// pattern pays outside the kernels. With FactorMethod::automatic the
+/// executor's phases are those of its last run (ldlt after a failed llt),
+/// while FactorStats::total_seconds covers both.
+struct FactorPhases {
+  /// Solver::factorize: the options and A's pattern against the analysed
+  /// one; Solver::refactorize: the options and the new values copied in;
+  /// executor: every value of A finite (check_values).
+  double check = 0.0;
+  /// Executor: the factor's storage (reused by a refactorisation), the
+  /// context, the GPU index look-up (gpu_assembly_cache), page-locking and
+  /// StarPU handle registration.
+  double setup = 0.0;
+  /// StarPU executor: task insertion (workers paused meanwhile).
+  double submit = 0.0;
+  /// From the start of the tasks (StarPU: workers resumed) to the last
+  /// task's completion; sequential executor: the whole task loop.
+  double execute = 0.0;
+  /// StarPU executor: unregistration (the blocks of L brought home, A's
+  /// values, slots and index handles released) and the workers paused.
+  double writeback = 0.0;
+  /// The outcome turned into a Status; Solver::factorize: A's values kept
+  /// for iterative refinement.
+  double finish = 0.0;
+  double sum() const { return check + setup + submit + execute + writeback + finish; }
+};
+
+/// Splits wall time into phases: each lap() adds the seconds since the
+/// previous lap (or since construction) to one phase.
+class PhaseTimer {
+ public:
+  PhaseTimer() : last_(std::chrono::steady_clock::now()) {}
+  void lap(double& phase) {
+    const auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_;
+};
+
 /// Statistics of one factorisation.
 struct FactorStats {
   idx_t tasks = 0;        ///< tasks submitted
-  double seconds = 0.0;   ///< wall time of the numeric factorisation
+  double seconds = 0.0;   ///< wall time of the executor (setup to writeback; not check_values, not finish)
   double flops = 0.0;     ///< flops performed (sum of the fronts' counts)
   double task_seconds = 0.0;  ///< sum of the tasks' kernel run times (mean = task_seconds / tasks)
+  /// Wall time of the whole Solver::factorize call (0 when the executor is
+  /// called directly), seconds.
+  double total_seconds = 0.0;
+  FactorPhases phases;    ///< where the time went (see FactorPhases)
 };
 
 /// Checks the numerical options: ldlt_threshold in (0, 0.5], perturbation

@@ -78,6 +78,14 @@ std::vector<NamedMatrix> all_matrices() {
   ms.push_back({"random banded SPD n=6000 band 6", random_banded_spd(6000, 6, 11)});
   ms.push_back({"random banded SPD n=4000 band 16", random_banded_spd(4000, 16, 12)});
   ms.push_back({"random SPD n=700 density 0.01", testing::random_spd(700, 0.01, 13)});
+  // Wider fronts in the small-front launch (band 60: 274 fronts of order up
+  // to 61 with up to 16 pivots, a chain 44 fronts tall; trailing updates of
+  // every width modulo the register tile; one launch) and one dense front of
+  // order 230 in the large-front launch (k = m, near the shared-memory
+  // limit). The real matrices below cover the large launch's many fronts of
+  // order 65..220.
+  ms.push_back({"random banded SPD n=3000 band 60", random_banded_spd(3000, 60, 14)});
+  ms.push_back({"random SPD n=230 density 0.3", testing::random_spd(230, 0.3, 15)});
   const std::filesystem::path dir = data_dir() / "spd";
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir))
@@ -120,7 +128,7 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       const std::string name =
           m.name + (variant == 0 ? " (GPU graph)" : variant == 1 ? " (default graph)" : " (fronts up to 1000 fused)");
       Solver solver;
-      const GraphOptions go = variant == 0 ? gpu_graph_options(3) : variant == 1 ? GraphOptions{} : gpu_graph_options(3, 1000);
+      const GraphOptions go = variant == 0 ? gpu_graph_options(3, kGpuFusedFront) : variant == 1 ? GraphOptions{} : gpu_graph_options(3, 1000);
       ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
       const long long nsub = subtree_tasks(solver.graph());
       ASSERT_TRUE(solver.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
@@ -162,7 +170,7 @@ TEST(CudaFused, NotPositiveDefiniteSameColumnAsCpu) {
   }
   for (const NamedMatrix& m : ms) {
     Solver solver;
-    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(3)).ok());
+    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(3, kGpuFusedFront)).ok());
     const FrontPlan& P = solver.plan();
     int checked = 0;
     for (idx_t s = 0; s < P.nsuper && checked < 4; s += std::max<idx_t>(1, P.nsuper / 5)) {
@@ -208,7 +216,7 @@ TEST(CudaFused, RefactorisationKeepsGpuMemoryFlat) {
   CscMatrix A;
   ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "activsg2000_hykkt_10.mtx").string(), A).ok());
   Solver solver;
-  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(3)).ok());
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(3, kGpuFusedFront)).ok());
   ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());  // warm-up
   const long long builds0 = gpu_assembly_index_builds();
   std::size_t free0 = 0, free1 = 0, total = 0;
@@ -227,7 +235,7 @@ TEST(CudaFused, RefactorisationKeepsGpuMemoryFlat) {
       const std::vector<double> gpu = solver.factor().Lx;
       ASSERT_TRUE(solver.factorize(B, FactorOptions{}, Executor::sequential).ok());
       const std::vector<double> ref = solver.factor().Lx;
-      const double spread = cpu_spread(B, gpu_graph_options(3));
+      const double spread = cpu_spread(B, gpu_graph_options(3, kGpuFusedFront));
       EXPECT_LE(frobenius_rel(gpu, ref), std::max(1e-13, 10 * spread)) << "refactorisation " << rep;
     }
   }

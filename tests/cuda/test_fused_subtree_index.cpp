@@ -218,7 +218,7 @@ TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
   for (const NamedMatrix& m : matrices())
     for (bool gpu : {false, true}) {
       Solver solver;
-      const GraphOptions go = gpu ? gpu_graph_options(16) : GraphOptions{};
+      const GraphOptions go = gpu ? gpu_graph_options(16, kGpuFusedFront) : GraphOptions{};
       ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << m.name;
       FusedSubtreeIndex X;
       ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << m.name;
@@ -232,8 +232,8 @@ TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
 TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
   for (const NamedMatrix& m : matrices()) {
     Solver solver;
-    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << m.name;
-    const double spread = cpu_spread(m.A, gpu_graph_options(16));
+    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok()) << m.name;
+    const double spread = cpu_spread(m.A, gpu_graph_options(16, kGpuFusedFront));
     std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", m.name.c_str(), spread);
     EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, m.name, std::max(1e-13, 10 * spread)), 0) << m.name;
   }
@@ -245,7 +245,7 @@ TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
 TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
   const CscMatrix A0 = random_banded_spd(3000, 8, 5);
   Solver solver;
-  ASSERT_TRUE(solver.analyse(A0, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  ASSERT_TRUE(solver.analyse(A0, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok());
   const TaskGraph& G = solver.graph();
   const FrontPlan& P = solver.plan();
   idx_t checked = 0;
@@ -270,7 +270,7 @@ TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
 TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
   const CscMatrix A = read_spd("activsg2000_hykkt_10.mtx");
   Solver solver;
-  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok());
   const TaskGraph& G = solver.graph();
   const GraphStats gs = graph_stats(G);
   std::printf("[ activsg2000_hykkt_10, GPU graph: %lld tasks (%lld subtree), %lld of %lld fronts fused ]\n",
@@ -281,10 +281,65 @@ TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
     if (G.mode[s] == FrontMode::in_subtree) {
       EXPECT_LE(solver.plan().front_order(s), 232);
     }
-  GraphOptions bad = gpu_graph_options(16);
+  GraphOptions bad = gpu_graph_options(16, kGpuFusedFront);
   bad.max_subtree_front = -1;
   Solver s2;
   EXPECT_EQ(s2.analyse(A, AnalysisOptions{}, bad).code, StatusCode::invalid_argument);
+}
+
+/// fused_chains against brute force: for every front, walk up the parent
+/// links (from the children lists) and count the fronts of each chain
+/// ending there; on random banded matrices (one part or two) and the
+/// power-grid matrix, whose chains the benchmark notes quote.
+TEST(FusedSubtreeIndex, ChainsMatchBruteForce) {
+  struct Case {
+    std::string name;
+    CscMatrix A;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"random banded SPD n=3000 band 60", random_banded_spd(3000, 60, 14)});
+  cases.push_back({"random banded SPD n=2000 band 90", random_banded_spd(2000, 90, 15)});
+  cases.push_back({"activsg2000_hykkt_10", read_spd("activsg2000_hykkt_10.mtx")});
+  for (const Case& c : cases) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(c.A, AnalysisOptions{}, gpu_graph_options(16)).ok()) << c.name;
+    FusedSubtreeIndex X;
+    ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << c.name;
+    for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+      const FusedTaskIndex& ti = X.task[t];
+      const FusedChains got = fused_chains(X, t);
+      if (ti.nfronts == 0) {
+        EXPECT_EQ(got.whole, 0);
+        continue;
+      }
+      std::vector<idx_t> parent(ti.nfronts, -1);
+      for (idx_t q = 0; q < ti.nfronts; ++q) {
+        const FusedFront& f = X.fronts[ti.front_begin + q];
+        for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) parent[X.children[ch].ticket] = q;
+      }
+      FusedChains want;
+      for (idx_t q = 0; q < ti.nfronts; ++q) {  // chains starting at q, going up
+        const bool small = q < ti.nsmall;
+        idx_t len_part = 0, len_whole = 0;
+        for (idx_t a = q; a >= 0; a = parent[a]) {
+          ++len_whole;
+          if ((a < ti.nsmall) == small && len_part == len_whole - 1) ++len_part;  // still in q's part
+        }
+        (small ? want.small : want.large) = std::max(small ? want.small : want.large, len_part);
+        want.whole = std::max(want.whole, len_whole);
+      }
+      EXPECT_EQ(got.small, want.small) << c.name << " task " << t;
+      EXPECT_EQ(got.large, want.large) << c.name << " task " << t;
+      EXPECT_EQ(got.whole, want.whole) << c.name << " task " << t;
+      EXPECT_LE(std::max(got.small, got.large), got.whole);
+      EXPECT_GE(got.small + got.large, got.whole);  // a chain leaves the small part at most once
+      std::printf("[ %s, task %lld: %lld fronts (%lld small); longest chains: small launch %lld, large launch %lld, "
+                  "whole task %lld ]\n",
+                  c.name.c_str(), static_cast<long long>(t), static_cast<long long>(ti.nfronts),
+                  static_cast<long long>(ti.nsmall), static_cast<long long>(got.small),
+                  static_cast<long long>(got.large), static_cast<long long>(got.whole));
+    }
+  }
 }
 
 /// With the testing aid that attaches GPU buffers without CUDA workers, the
@@ -296,7 +351,7 @@ TEST(FusedSubtreeIndex, ExecutorUploadsTheIndexOncePerAnalysis) {
   set_gpu_assembly_buffers_without_cuda(true);
   const CscMatrix A = random_banded_spd(2000, 6, 9);
   Solver solver;
-  GraphOptions go = gpu_graph_options(2);
+  GraphOptions go = gpu_graph_options(2, kGpuFusedFront);
   // Several subtree tasks and front tasks above them: the smallest bound on
   // fused front orders that leaves more than one subtree task.
   for (go.max_subtree_front = 8; go.max_subtree_front < 64; go.max_subtree_front += 2) {

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "analysis/symbolic.hpp"
@@ -17,6 +19,7 @@
 #include "plan/task_graph.hpp"
 #include "runtime/sequential/sequential_executor.hpp"
 #include "solve/solve.hpp"
+#include "sparse/generators.hpp"
 
 namespace starfront {
 namespace {
@@ -236,6 +239,86 @@ TEST(TaskGraph, PowerGridMatrixHasFewTasks) {
   expect_invariants(G);
   EXPECT_LE(static_cast<idx_t>(G.tasks.size()) * 10, pb.P.nsuper)
       << G.tasks.size() << " tasks for " << pb.P.nsuper << " supernodes";
+}
+
+/// The GPU graph (gpu_graph_options) layer by layer, checked by brute force
+/// over the fronts of 3D Laplacians and a random SPD matrix: a front is tiled
+/// exactly when its order exceeds the tile threshold or a descendant is
+/// tiled; every fused subtree holds only fronts of order <= max_front; every
+/// front of order in (max_front, threshold] with no tiled descendant is one
+/// front task; the task counts per kind follow from the modes (subtree:
+/// distinct subtrees; front: single fronts; assemble: tile columns of the
+/// tiled fronts); the graph keeps the usual invariants and the reference
+/// graph's numbers; the defaults are kGpuTileSize above kGpuTileThreshold.
+TEST(TaskGraph, GpuGraphLayers) {
+  const GraphOptions d = gpu_graph_options(4);
+  EXPECT_EQ(d.tile_size, kGpuTileSize);
+  EXPECT_EQ(d.tile_threshold, kGpuTileThreshold);
+  EXPECT_EQ(d.max_subtree_front, kGpuGraphSubtreeFront);
+  EXPECT_EQ(d.workers, 4);
+  std::vector<std::pair<std::string, CscMatrix>> ms;
+  CscMatrix L;
+  ASSERT_TRUE(laplace3d(14, 7, L).ok());
+  ms.emplace_back("laplace3d 14^3 7-point", L);
+  ASSERT_TRUE(laplace3d(10, 27, L).ok());
+  ms.emplace_back("laplace3d 10^3 27-point", L);
+  ms.emplace_back("random SPD n=600", random_spd(600, 0.01, 5));
+  for (const auto& [name, A] : ms) {
+    Problem pb;
+    setup(pb, A);
+    const idx_t maxf = 60, thr = 150, tile = 48;
+    TaskGraph G, ref;
+    ASSERT_TRUE(build_task_graph(pb.P, gpu_graph_options(4, maxf, thr, tile), G).ok()) << name;
+    ASSERT_TRUE(build_task_graph(pb.P, reference(), ref).ok()) << name;
+    expect_invariants(G);
+    const FrontPlan& P = pb.P;
+    std::vector<char> tiled(P.nsuper, 0);  // brute force: order > thr, or a tiled child
+    for (idx_t s = 0; s < P.nsuper; ++s) {
+      tiled[s] = P.front_order(s) > thr;
+      for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) tiled[s] |= tiled[P.child_list[q]];
+    }
+    std::vector<idx_t> biggest(P.nsuper, 0);  // largest front order in the subtree rooted at s
+    for (idx_t s = 0; s < P.nsuper; ++s) {
+      biggest[s] = std::max(biggest[s], P.front_order(s));
+      const idx_t p = pb.S.super_parent[s];
+      if (p >= 0) biggest[p] = std::max(biggest[p], biggest[s]);
+    }
+    idx_t nsingle = 0, nassemble = 0, medium = 0;
+    std::set<idx_t> subtrees;
+    for (idx_t s = 0; s < P.nsuper; ++s) {
+      EXPECT_EQ(G.mode[s] == FrontMode::tiled, tiled[s] != 0) << name << " front " << s;
+      if (G.mode[s] == FrontMode::in_subtree) {
+        EXPECT_LE(P.front_order(s), maxf) << name << " front " << s;
+        subtrees.insert(G.subtree_first[s]);
+      }
+      if (G.mode[s] == FrontMode::single) ++nsingle;
+      if (G.mode[s] == FrontMode::tiled) nassemble += G.ntiles(s);
+      if (!tiled[s] && P.front_order(s) > maxf) {
+        EXPECT_EQ(G.mode[s], FrontMode::single) << name << " front " << s;
+        ++medium;
+      }
+      // A subtree whose fronts all fit is fused whole, never split by weight
+      // (unless it is a lone front).
+      const idx_t p = pb.S.super_parent[s];
+      if (biggest[s] <= maxf && (p < 0 || biggest[p] > maxf) && P.child_ptr[s + 1] > P.child_ptr[s]) {
+        EXPECT_EQ(G.mode[s], FrontMode::in_subtree) << name << " front " << s;
+      }
+    }
+    const GraphStats gs = graph_stats(G);
+    EXPECT_EQ(gs.by_kind[static_cast<int>(TaskKind::subtree)], static_cast<idx_t>(subtrees.size())) << name;
+    EXPECT_EQ(gs.by_kind[static_cast<int>(TaskKind::front)], nsingle) << name;
+    EXPECT_EQ(gs.by_kind[static_cast<int>(TaskKind::assemble)], nassemble) << name;
+    EXPECT_GT(medium, 0) << name;
+    EXPECT_GT(subtrees.size(), 0u) << name;
+    idx_t sum = 0;
+    for (idx_t k : gs.by_kind) sum += k;
+    EXPECT_EQ(sum, gs.tasks) << name;
+    EXPECT_LT(rel_diff(factor_with(G, pb.A, 0), factor_with(ref, pb.A, 0)), 1e-13) << name;
+    std::printf("[ %s: %lld fronts, %lld tasks: %lld subtree, %lld front, %lld tiled-front tasks ]\n", name.c_str(),
+                static_cast<long long>(P.nsuper), static_cast<long long>(gs.tasks),
+                static_cast<long long>(subtrees.size()), static_cast<long long>(nsingle),
+                static_cast<long long>(gs.tasks - subtrees.size() - nsingle));
+  }
 }
 
 TEST(TaskGraph, RejectsBadOptions) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -423,6 +424,126 @@ TEST_F(StarpuTest, RefactorisationWithNewValuesAndPatternCheck) {
   const Status st = solver.factorize(B, FactorOptions{}, Executor::starpu);
   EXPECT_EQ(st.code, StatusCode::invalid_argument);
   EXPECT_NE(st.message.find("pattern"), std::string::npos) << st.message;
+}
+
+/// The phase breakdown of FactorStats: every phase >= 0, together they
+/// cover the wall time of Solver::factorize (the gaps between phases are a
+/// few statements), the executor's own figure lies inside it, and the
+/// phases each executor has are filled.
+void expect_phases_cover(const Solver& solver, double wall, Executor exec) {
+  const FactorStats& fs = solver.stats().factor;
+  const FactorPhases& ph = fs.phases;
+  for (double x : {ph.check, ph.setup, ph.submit, ph.execute, ph.writeback, ph.finish}) EXPECT_GE(x, 0.0);
+  EXPECT_GT(fs.total_seconds, 0.0);
+  EXPECT_LE(fs.total_seconds, wall);
+  EXPECT_LE(fs.seconds, fs.total_seconds);
+  EXPECT_LE(ph.sum(), fs.total_seconds + 1e-6);
+  EXPECT_GE(ph.sum(), 0.5 * fs.total_seconds) << "a phase is missing";
+  EXPECT_GT(ph.check, 0.0);
+  EXPECT_GT(ph.setup, 0.0);
+  EXPECT_GT(ph.execute, 0.0);
+  EXPECT_GT(ph.finish, 0.0);
+  if (exec == Executor::starpu) {
+    EXPECT_GT(ph.submit, 0.0);
+    EXPECT_GT(ph.writeback, 0.0);
+    // The executor's wall time is setup to writeback.
+    EXPECT_LE(ph.setup + ph.submit + ph.execute + ph.writeback, fs.seconds + 1e-6);  // separate clock reads
+  } else {
+    EXPECT_EQ(ph.submit, 0.0);
+    EXPECT_EQ(ph.writeback, 0.0);
+  }
+}
+
+TEST_F(StarpuTest, FactorPhasesCoverTheWallTime) {
+  start("lws", 2);
+  CscMatrix A = random_spd(400, 0.02, 11);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+  for (Executor exec : {Executor::sequential, Executor::starpu, Executor::starpu}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(solver.factorize(A, FactorOptions{}, exec).ok());
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_phases_cover(solver, wall, exec);
+  }
+  // A failure in the checks: this call's statistics, not the last success's.
+  CscMatrix B = A;
+  B.values[0] = std::nan("");
+  EXPECT_EQ(solver.factorize(B, FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
+  EXPECT_EQ(solver.stats().factor.phases.execute, 0.0);
+  EXPECT_EQ(solver.stats().factor.tasks, 0);
+}
+
+TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
+  // Solver::refactorize (values in the analysed order, no pattern compared)
+  // gives bit for bit the factor of factorize() with the same values, on
+  // both executors, keeps them for refinement, and reports errors alike.
+  start("lws", 2);
+  CscMatrix A = random_spd(300, 0.03, 31);
+  Solver fresh, re;
+  ASSERT_TRUE(fresh.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(re.analyse(A, AnalysisOptions{}).ok());
+  EXPECT_EQ(re.refactorize(A.values.data(), FactorOptions{}, Executor::sequential).code, StatusCode::ok);
+  for (int it = 0; it < 3; ++it) {
+    for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= 1.0 + 0.25 * (it + 1);  // new diagonal
+    for (Executor exec : {Executor::sequential, Executor::starpu}) {
+      ASSERT_TRUE(fresh.factorize(A, FactorOptions{}, Executor::sequential).ok());
+      const auto t0 = std::chrono::steady_clock::now();
+      ASSERT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, exec).ok());
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      expect_phases_cover(re, wall, exec);
+      EXPECT_EQ(re.factor().Lx, fresh.factor().Lx) << "iteration " << it;
+      const std::vector<double> b = random_vector(A.n, it);
+      std::vector<double> x = b;
+      ASSERT_TRUE(re.solve(x.data(), 1, A.n).ok());
+      EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-15);  // refinement used the new values
+    }
+  }
+  // Not positive definite: the same column and pivot as factorize().
+  CscMatrix B = A;
+  B.values[B.colptr[B.n / 2]] = -1.0;
+  const Status sf = fresh.factorize(B, FactorOptions{}, Executor::starpu);
+  const Status sr = re.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+  ASSERT_EQ(sf.code, StatusCode::not_positive_definite);
+  EXPECT_EQ(sr.code, StatusCode::not_positive_definite);
+  EXPECT_EQ(sr.column, sf.column);
+  EXPECT_EQ(sr.pivot, sf.pivot);
+  std::vector<double> x(A.n, 1.0);
+  EXPECT_EQ(re.solve(x.data(), 1, A.n).code, StatusCode::invalid_argument);  // no factor after a failure
+  // A non-finite value is refused; null values and a solver never analysed too.
+  B = A;
+  B.values[7] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(re.refactorize(B.values.data(), FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
+  EXPECT_EQ(re.refactorize(nullptr, FactorOptions{}, Executor::starpu).code, StatusCode::invalid_argument);
+  Solver none;
+  EXPECT_EQ(none.refactorize(A.values.data(), FactorOptions{}, Executor::sequential).code,
+            StatusCode::invalid_argument);
+  EXPECT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, Executor::starpu).ok());  // and it recovers
+}
+
+TEST_F(StarpuTest, SameSizesOtherPatternNamesTheColumn) {
+  // The pattern check's fast path (whole arrays compared) must still refuse
+  // a pattern with the analysed sizes and name the first differing column.
+  start("lws", 1);
+  CscMatrix A = random_spd(120, 0.05, 21);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  // First column (0-based j) with an off-diagonal entry whose row can move
+  // to a free row below: same nnz, same column pointers, other rows.
+  CscMatrix B = A;
+  idx_t changed = -1;
+  for (idx_t j = 0; j < B.n && changed < 0; ++j) {
+    const idx_t last = B.colptr[j + 1] - 1;
+    if (last > B.colptr[j] && B.rowind[last] + 1 < B.n) {
+      B.rowind[last] += 1;  // still sorted, still below the diagonal, a row not used in that column
+      changed = j;
+    }
+  }
+  ASSERT_GE(changed, 0);
+  const Status st = solver.factorize(B, FactorOptions{}, Executor::starpu);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument);
+  EXPECT_NE(st.message.find("column " + std::to_string(changed + 1) + " "), std::string::npos) << st.message;
+  EXPECT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());  // the analysed one still works
 }
 
 TEST_F(StarpuTest, EmptyAndTinyMatrices) {

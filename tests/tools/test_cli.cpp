@@ -41,6 +41,18 @@ TEST(Cli, SolvesThePowerGridMatrixWithJsonReport) {
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_GT(j["tasks"].get<long>(), 0);
   EXPECT_GE(j["nnz_l"].get<long>(), j["nnz_l_exact"].get<long>());
+  // Where the factorisation's wall time went (FactorStats::phases).
+  const auto& ph = j["factor_phases_s"];
+  double sum = 0.0;
+  for (const char* k : {"check", "setup", "submit", "execute", "writeback", "finish"}) {
+    ASSERT_TRUE(ph[k].is_number()) << k;
+    EXPECT_GE(ph[k].get<double>(), 0.0) << k;
+    sum += ph[k].get<double>();
+  }
+  EXPECT_GT(ph["execute"].get<double>(), 0.0);
+  EXPECT_LE(sum, ph["total"].get<double>() + 1e-6);
+  EXPECT_GE(sum, 0.5 * ph["total"].get<double>());
+  EXPECT_LE(j["t_factor_s"].get<double>(), ph["total"].get<double>() + 1e-6);
 }
 
 TEST(Cli, BuiltInProblemWithoutFile) {
@@ -48,6 +60,30 @@ TEST(Cli, BuiltInProblemWithoutFile) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("built-in 3D 7-point Laplacian"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("backward error"), std::string::npos) << r.out;
+}
+
+/// `plan --gpu-graph` on the built-in 30³ Laplacian: the GPU graph's task
+/// counts per kind (subtree and front tasks, no tile at this size), fewer
+/// tasks than the default graph; `solve --gpu-graph` on CPU workers solves.
+TEST(Cli, GpuGraphPlanAndSolve) {
+  auto tasks_of = [](const std::string& out) {
+    const auto p = out.find("tasks: ");
+    return p == std::string::npos ? -1L : std::stol(out.substr(p + 7));
+  };
+  const CliRun g = run("plan --workers 2 --gpu-graph");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const CliRun d = run("plan --workers 2");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(g.out.find(" subtree "), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find(" front "), std::string::npos) << g.out;
+  EXPECT_EQ(g.out.find(" potrf "), std::string::npos) << g.out;
+  EXPECT_GT(tasks_of(g.out), 0) << g.out;
+  EXPECT_LT(tasks_of(g.out), tasks_of(d.out)) << g.out << d.out;
+  const CliRun r = run("solve --ncpu 2 --gpu-graph --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
 }
 
 TEST(Cli, GenerateThenSolveWithRightHandSides) {

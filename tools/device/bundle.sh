@@ -3,7 +3,7 @@
 # (Ubuntu 24.04, CUDA 13, driver 580, nothing installable there): the built
 # programs (factor_bench, cholmod_stats, starfront; with CUDA also gpu_bench,
 # ldlt_bench and the GPU tests test_cuda_factorize, test_cuda_fused,
-# test_fused_subtree_index, test_cuda_ldlt), the non-system shared libraries
+# test_fused_subtree_index, test_cuda_ldlt, test_cuda_front), the non-system shared libraries
 # they load (StarPU, hwloc, FxT, Scotch, OpenBLAS/LAPACK, CHOLMOD and its
 # SuiteSparse siblings, libgfortran...; not glibc, libstdc++ or CUDA: cuBLAS,
 # cuSOLVER, cuSPARSE and cudart are 50-500 MiB each, over the 64 MiB carry
@@ -37,7 +37,7 @@ exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # works in a worktr
 progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/starfront")
 for p in "$build/bench/gpu_bench" "$build/bench/ldlt_bench" "$build/tests/cuda/test_cuda_factorize" \
          "$build/tests/cuda/test_cuda_fused" "$build/tests/cuda/test_fused_subtree_index" \
-         "$build/tests/cuda/test_cuda_ldlt"; do
+         "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front"; do
   [ -x "$p" ] && progs+=("$p")
 done
 cp "${progs[@]}" "$out/bundle/bin/"

@@ -1,7 +1,7 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
 //                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
-//                   [--trace DIR]
+//                   [--trace DIR] [--gpu-graph] [--tile-size B] [--tile-threshold T]   (--ncuda >= 1: the GPU graph)
 //   mpirun -np P starfront solve FILE.mtx   (StarPU-MPI: distributed factorisation, rank 0 reports)
 //   starfront trace summary DIR [--json]
 //   starfront trace gantt DIR -o OUT.png|OUT.svg [--width W] [--height H] [--title T]
@@ -37,11 +37,17 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
 
 /// Task-graph options shared by `solve` and `plan`.
 void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
-  app->add_option("--tile-size", a.tile_size, "order of the tiles of large fronts (solve with --ncuda >= 1: 512)")
+  app->add_option("--tile-size", a.tile_size,
+                  "order of the tiles of large fronts (GPU graph: " + std::to_string(starfront::kGpuTileSize) + ")")
       ->capture_default_str();
   app->add_option("--tile-threshold", a.tile_threshold,
-                  "fronts of larger order are tiled (solve with --ncuda >= 1: 1024)")
+                  "fronts of larger order are tiled (GPU graph: " + std::to_string(starfront::kGpuTileThreshold) + ")")
       ->capture_default_str();
+  app->add_flag("--gpu-graph", a.gpu_graph,
+                "the GPU graph: fused subtrees of fronts up to order " +
+                    std::to_string(starfront::kGpuGraphSubtreeFront) +
+                    " at the bottom, one task per medium front, tiles only for the large fronts (solve "
+                    "with --ncuda >= 1: always)");
   app->add_option("--subtree-ratio", a.subtree_ratio,
                   "fused subtrees weigh at most total work / (ratio x workers)")
       ->capture_default_str();
@@ -193,15 +199,18 @@ int main(int argc, char** argv) {
     return starfront::tools::run_trace_gantt(trace_dir, gantt_opts);
   }
   if (*plan) {
+    if (pa.gpu_graph && !plan->count("--tile-size")) pa.tile_size = starfront::kGpuTileSize;
+    if (pa.gpu_graph && !plan->count("--tile-threshold")) pa.tile_threshold = starfront::kGpuTileThreshold;
     if (std::string why = starfront::tools::check_solve_args(pa); !why.empty())
       return usage_error("plan: " + why);
     return starfront::tools::run_plan(pa, dot_out, json_out, check_slots);
   }
-  // GPU runs get larger tiles unless told otherwise: per-task cost, not
-  // flops, limits a GPU run, and tiles of 512 above order 1024 were the
-  // fastest on the H200 (bench/README.md, "Where the time goes").
-  if (sa.ncuda > 0 && !solve->count("--tile-size")) sa.tile_size = 512;
-  if (sa.ncuda > 0 && !solve->count("--tile-threshold")) sa.tile_threshold = 1024;
+  // GPU runs use the GPU graph (few, large tasks: per-task cost, not flops,
+  // limits a GPU run; bench/README.md, "Where the time goes" and "Fewer,
+  // bigger GPU tasks"), with its tiles unless told otherwise.
+  if (sa.ncuda > 0) sa.gpu_graph = true;
+  if (sa.gpu_graph && !solve->count("--tile-size")) sa.tile_size = starfront::kGpuTileSize;
+  if (sa.gpu_graph && !solve->count("--tile-threshold")) sa.tile_threshold = starfront::kGpuTileThreshold;
   sa.mpi = sa.executor == "starpu-mpi" || (sa.executor == "starpu" && starfront::tools::launched_by_mpi());
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty()) {
     if (sa.json) starfront::tools::print_usage_error_json(why);

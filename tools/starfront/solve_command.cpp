@@ -197,6 +197,11 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["t_factor_s"] = fs.seconds;
     r.j["gflops"] = fs.seconds > 0 ? fs.flops / fs.seconds * 1e-9 : 0.0;
     r.j["mean_task_s"] = fs.tasks > 0 ? fs.task_seconds / static_cast<double>(fs.tasks) : 0.0;
+    const FactorPhases& ph = fs.phases;
+    r.j["factor_phases_s"] = {{"check", ph.check},         {"setup", ph.setup},
+                              {"submit", ph.submit},       {"execute", ph.execute},
+                              {"writeback", ph.writeback}, {"finish", ph.finish},
+                              {"total", fs.total_seconds}};
     report_inertia(solver, st, r);
     if (!st.ok()) break;
   }
@@ -464,7 +469,7 @@ AnalysisOptions analysis_options(const std::string& ordering) {
 }
 
 GraphOptions graph_options(const SolveArgs& a, int workers) {
-  GraphOptions g;
+  GraphOptions g = a.gpu_graph ? gpu_graph_options() : GraphOptions{};
   g.workers = std::max(1, workers);
   g.tile_size = a.tile_size;
   g.tile_threshold = a.tile_threshold;
@@ -550,7 +555,7 @@ static nlohmann::json null_report() {
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
                         "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
-                        "critical_path_est_s", "mean_task_s", "min_pivot_ratio", "memory",
+                        "critical_path_est_s", "mean_task_s", "factor_phases_s", "min_pivot_ratio", "memory",
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
                         "refine_steps"})

@@ -39,6 +39,10 @@ struct SolveArgs {
   double subtree_ratio = 4.0;
   bool no_fuse = false;
   bool no_tile = false;
+  /// The GPU graph (gpu_graph_options: fused subtrees up to front order 232,
+  /// single front tasks, tiles of kGpuTileSize above kGpuTileThreshold);
+  /// solve with --ncuda >= 1 sets it. tile_size and tile_threshold still apply.
+  bool gpu_graph = false;
   std::string slots = "dag";  ///< slot policy (parse_slot_policy)
   /// Run on the StarPU-MPI executor over MPI_COMM_WORLD (set by main when
   /// launched by mpirun, or by --executor starpu-mpi): every rank reads the

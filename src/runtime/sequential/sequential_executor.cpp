@@ -40,7 +40,10 @@ std::vector<idx_t> random_order(const TaskGraph& G, std::uint64_t seed) {
 Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                             NumericFactor& F, FactorStats* stats, std::uint64_t shuffle_seed) {
   const FrontPlan& P = *G.plan;
+  FactorPhases ph;
+  PhaseTimer timer;
   Status st = check_values(P, A);
+  timer.lap(ph.check);
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   openblas_set_num_threads(1);
@@ -67,6 +70,7 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
   std::vector<idx_t> order;
   if (shuffle_seed) order = random_order(G, shuffle_seed);
   const idx_t nt = static_cast<idx_t>(G.tasks.size());
+  timer.lap(ph.setup);
   for (idx_t n = 0; n < nt; ++n) {
     const idx_t t = shuffle_seed ? order[n] : n;
     const Task& task = G.tasks[t];
@@ -92,14 +96,20 @@ Status factorize_sequential(const TaskGraph& G, const CscMatrix& A, const Factor
         std::vector<double>().swap(slot[G.slot_of[id]]);
     }
   }
+  timer.lap(ph.execute);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st = context_status(P, ctx, F);
+  timer.lap(ph.finish);
   if (stats) {
     stats->tasks = nt;
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
-    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->seconds = seconds;
     stats->task_seconds = ctx.task_seconds;
+    stats->total_seconds = 0.0;
+    stats->phases = ph;
   }
-  return context_status(P, ctx, F);
+  return st;
 }
 
 }  // namespace starfront

@@ -1,5 +1,6 @@
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <utility>
@@ -36,7 +37,7 @@ GpuAssemblyData::~GpuAssemblyData() {
   // Workers running while StarPU drops the handles' copies (it may be paused
   // between factorisations).
   const WorkersActive active;
-  for (starpu_data_handle_t h : {entries, columns, rowmap, fused_blob})
+  for (starpu_data_handle_t h : {entries, columns, rowmap, fused_blob, a_src, a_dst, rel})
     if (h) starpu_data_unregister(h);
 }
 
@@ -60,7 +61,15 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
   d->build_id = G.build_id;
   if (!build_gpu_assembly_index(G, d->index).ok()) return nullptr;
   if (!build_fused_subtree_index(G, d->fused).ok()) return nullptr;
-  if (d->index.empty && d->fused.empty) return nullptr;
+  const FrontPlan& P = *G.plan;
+  const bool fronts = std::any_of(G.tasks.begin(), G.tasks.end(), [](const Task& t) { return t.kind == TaskKind::front; });
+  if (fronts && P.a_src.size() <= UINT32_MAX && P.rel.size() <= UINT32_MAX) {
+    d->front_a_src = P.a_src;
+    d->front_a_dst = P.a_dst;
+    d->front_rel = P.rel.empty() ? std::vector<idx_t>{-1} : P.rel;  // -1: never read
+    if (d->front_a_src.empty()) d->front_a_src.push_back(0), d->front_a_dst.push_back(0);  // no entry is read
+  }
+  if (d->index.empty && d->fused.empty && d->front_a_src.empty()) return nullptr;
   // 32-bit element counts of StarPU vectors.
   if (d->index.entries.size() > UINT32_MAX || d->index.columns.size() > UINT32_MAX ||
       d->index.rowmap.size() > UINT32_MAX || d->fused.blob.size() / 2 > UINT32_MAX)
@@ -73,6 +82,11 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
   if (!d->fused.empty) {
     starpu_vector_data_register(&d->fused_blob, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(d->fused.blob.data()),
                                 static_cast<uint32_t>(d->fused.blob.size() / 2), 2 * sizeof(std::uint64_t));
+  }
+  if (!d->front_a_src.empty()) {
+    d->a_src = register_vector(d->front_a_src);
+    d->a_dst = register_vector(d->front_a_dst);
+    d->rel = register_vector(d->front_rel);
   }
   ++g_builds;
   if (g_cache.size() >= kMaxCached && !evicted) {

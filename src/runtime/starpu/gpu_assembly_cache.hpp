@@ -13,7 +13,8 @@
 //
 // The fused-subtree index (codelets/cuda/fused_subtree_index.hpp, issue 6)
 // travels the same way: one read-only vector (its packed blob) that every
-// GPU subtree task reads.
+// GPU subtree task reads; so do the plan's assembly maps of untiled fronts
+// (a_src, a_dst, rel) that GPU `front` tasks read.
 //
 // Cache: process-wide, keyed by the TaskGraph's address and build_id (unique
 // per build_task_graph call), and checked against
@@ -44,6 +45,16 @@ struct GpuAssemblyData {
   std::uint64_t build_id = 0;              ///< TaskGraph::build_id of the graph
   FusedSubtreeIndex fused;                 ///< fused-subtree index
   starpu_data_handle_t fused_blob = nullptr;  ///< vector of 16-byte words (null when fused.empty)
+  /// Untiled front tasks (Cholesky and LDLᵀ `front`, issues 5 and 7): copies
+  /// of the plan's a_src, a_dst (A's entries of each front: source index in
+  /// A's values, target position in the m×k panel, 0-based) and rel (each
+  /// child's CB rows in its parent, 0-based; one unused element when empty),
+  /// registered as read-only vectors of idx_t. Empty and null when the graph
+  /// has no front task.
+  std::vector<idx_t> front_a_src, front_a_dst, front_rel;
+  starpu_data_handle_t a_src = nullptr, a_dst = nullptr, rel = nullptr;
+  /// True when front tasks may run on CUDA workers (the three handles exist).
+  bool has_front_index() const { return a_src != nullptr; }
   GpuAssemblyData() = default;
   ~GpuAssemblyData();
   GpuAssemblyData(const GpuAssemblyData&) = delete;
@@ -52,8 +63,9 @@ struct GpuAssemblyData {
 
 /// The index data of graph G: the cached one when its build id and
 /// fingerprint match, else built and registered now. Null when G has no
-/// assemble, extend_add or subtree task or the indices cannot be built (the tasks then must not run on GPUs:
-/// the caller keeps them on CPUs). Needs a started StarPU. Thread-safe.
+/// assemble, extend_add, subtree or front task or the indices cannot be
+/// built (the tasks then must not run on GPUs: the caller keeps them on
+/// CPUs). Needs a started StarPU. Thread-safe.
 std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G);
 
 /// Forgets every cached index (handles unregistered once no factorisation

@@ -33,9 +33,9 @@ struct RuntimeOptions {
   /// needs ncuda > 0 and the CUDA codelets (else runtime_error).
   bool tiles_on_cuda_only = false;
   /// The fused subtree tasks of Cholesky factorisations (one kernel launch
-  /// each) and the front tasks of LDLᵀ factorisations run on CUDA workers
-  /// only (tests of those kernels, the fused GPU graph of gpu_graph_options;
-  /// LDLᵀ subtrees and Cholesky fronts stay on CPUs whatever this says).
+  /// each) and the untiled front tasks (Cholesky and LDLᵀ) run on CUDA
+  /// workers only (tests of those kernels, the GPU graph of
+  /// gpu_graph_options; LDLᵀ subtrees stay on CPUs whatever this says).
   /// Not for the default graph: its fused subtrees hold fronts of order up
   /// to the tile threshold, which the fused kernel handles slowly from
   /// global memory. Needs ncuda > 0 and the CUDA codelets (else runtime_error).

@@ -110,7 +110,10 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   if (!(opts.watchdog_seconds >= 0) || !std::isfinite(opts.watchdog_seconds))
     return Status::error(StatusCode::invalid_argument, "watchdog_seconds must be a finite number >= 0");
   const FrontPlan& P = *G.plan;
+  FactorPhases ph;
+  PhaseTimer timer;
   Status st = check_values(P, A);
+  timer.lap(ph.check);
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   const idx_t nt = static_cast<idx_t>(G.tasks.size());
@@ -150,42 +153,30 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // the CPU kernel).
   const bool cuda_workers = (cuda_codelets_built() && starpu_cuda_worker_get_count() > 0) ||
                             gpu_assembly_buffers_without_cuda();
-  bool has_assembly = false, has_subtree = false;
+  bool has_assembly = false, has_subtree = false, has_front = false;
   for (const Task& t : G.tasks) {
     has_assembly = has_assembly || t.kind == TaskKind::assemble || t.kind == TaskKind::extend_add;
     has_subtree = has_subtree || t.kind == TaskKind::subtree;
+    has_front = has_front || t.kind == TaskKind::front;
   }
   const bool want_fused = has_subtree && !ctx.ldlt.active;
-  if (cuda_workers && (has_assembly || want_fused) && P.nnz_a > 0 &&
+  if (cuda_workers && (has_assembly || want_fused || has_front) && P.nnz_a > 0 &&
       P.nnz_a <= static_cast<idx_t>(UINT32_MAX))
     run->gpu = gpu_assembly_data(G);  // (StarPU vectors count elements in 32 bits)
   const bool gpu_assembly = run->gpu && !run->gpu->index.empty;
   const bool gpu_fused = run->gpu && want_fused && !run->gpu->fused.empty;
-  // GPU LDLᵀ fronts (issue 7): with CUDA workers, each LDLᵀ `front` task
-  // may run on a GPU (task_kernels_cuda.cpp: front_ldlt); it then assembles
-  // its front itself and reads, after the graph's accesses, four read-only
-  // vectors: A's values and the plan's a_src, a_dst and rel (registered per
-  // factorisation; StarPU copies them to a GPU once). Without them, or for
-  // Cholesky, front tasks run on CPU workers; LDLᵀ subtree tasks always do.
-  const bool ldlt_gpu = cuda_workers && ctx.ldlt.active && P.nnz_a > 0 &&
-                        P.nnz_a <= static_cast<idx_t>(UINT32_MAX) &&
-                        static_cast<idx_t>(P.rel.size()) <= static_cast<idx_t>(UINT32_MAX);
+  // GPU fronts (issue 7 for LDLᵀ, issue 5 for Cholesky): with CUDA workers,
+  // each untiled `front` task may run on a GPU (task_kernels_cuda.cpp:
+  // front_cholesky, front_ldlt); it then assembles its front itself and
+  // reads, after the graph's accesses, four read-only vectors: A's values and
+  // the plan's a_src, a_dst and rel (uploaded once per analysis with the
+  // graph's other GPU index data). Without them, front tasks run on CPU
+  // workers; LDLᵀ subtree tasks always do.
+  const bool gpu_fronts = run->gpu && has_front && run->gpu->has_front_index();
   starpu_data_handle_t values_handle = nullptr;
-  if (gpu_assembly || gpu_fused || ldlt_gpu)
+  if (gpu_assembly || gpu_fused || gpu_fronts)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
                                 static_cast<uint32_t>(P.nnz_a), sizeof(double));
-  std::array<starpu_data_handle_t, 3> ldlt_index{};  // a_src, a_dst, rel
-  static const idx_t no_rel = -1;  // stands for an empty rel (a single front): never read
-  if (ldlt_gpu) {
-    auto reg = [](starpu_data_handle_t& h, const idx_t* p, std::size_t n) {
-      starpu_vector_data_register(&h, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(p),
-                                  static_cast<uint32_t>(n), sizeof(idx_t));
-    };
-    reg(ldlt_index[0], P.a_src.data(), P.a_src.size());
-    reg(ldlt_index[1], P.a_dst.data(), P.a_dst.size());
-    if (P.rel.empty()) reg(ldlt_index[2], &no_rel, 1);
-    else reg(ldlt_index[2], P.rel.data(), P.rel.size());
-  }
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers + 4);
@@ -206,6 +197,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   for (const Access& a : G.accesses) ++remaining[handle_index(a.block)];
   std::vector<struct starpu_data_descr> descr;
   idx_t submitted = 0;
+  timer.lap(ph.setup);
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
     run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
@@ -230,13 +222,13 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       descr.push_back({run->gpu->fused_blob, STARPU_R});
     }
     const bool front = task.kind == TaskKind::front;
-    if (front && ldlt_gpu) {
+    if (front && gpu_fronts) {
       descr.push_back({values_handle, STARPU_R});
-      for (starpu_data_handle_t x : ldlt_index) descr.push_back({x, STARPU_R});
+      for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel}) descr.push_back({x, STARPU_R});
     }
-    // Without the index an assembly or subtree task must not go to a CUDA
-    // worker; a front task only goes there for LDLᵀ with the extra buffers.
-    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !ldlt_gpu)
+    // Without the index data an assembly, subtree or front task must not go
+    // to a CUDA worker.
+    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
                                          ? STARPU_CPU
                                          : task_codelet(task.kind)->where;
     const int ret = starpu_task_insert(
@@ -275,8 +267,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     for (idx_t x = 0; x < nb; ++x)
       if (h[x])
         starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
-  for (starpu_data_handle_t x : ldlt_index)
-    if (x) starpu_data_unregister_submit(x);
+  timer.lap(ph.submit);
   {
     // Workers run only now: while paused they do not compete with the
     // submitting thread for the cores.
@@ -306,6 +297,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
       }
       st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
     }
+    timer.lap(ph.execute);
     // Unregistering a block of Lx waits for its last writer and brings it
     // home: this waits for exactly this factorisation's tasks.
     for (idx_t x = 0; x < nb; ++x)
@@ -313,16 +305,23 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   }
   for (std::size_t x = nb; x < h.size(); ++x)
     if (h[x]) starpu_data_unregister_submit(h[x]);
+  timer.lap(ph.writeback);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   F = std::move(run->F);
+  if (st.ok()) st = context_status(P, ctx, F);
+  const double task_seconds = ctx.task_seconds;
+  run.reset();
+  timer.lap(ph.finish);
   if (stats) {
     stats->tasks = submitted;
     stats->flops = 0;
     for (double f : P.front_flops) stats->flops += f;
-    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    stats->task_seconds = ctx.task_seconds;
+    stats->seconds = seconds;
+    stats->task_seconds = task_seconds;
+    stats->total_seconds = 0.0;
+    stats->phases = ph;
   }
-  if (!st.ok()) return st;
-  return context_status(P, ctx, F);
+  return st;
 }
 
 }  // namespace starfront

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <memory>
 #include <mutex>
@@ -35,12 +36,13 @@ double graph_task_cost(struct starpu_task* task, struct starpu_perfmodel_arch* a
   const auto* a = static_cast<const GraphTaskArgs*>(task->cl_arg);
   const Task& t = a->graph->tasks[a->task];
   if (arch && arch->ndevices > 0 && arch->devices[0].type == STARPU_CUDA_WORKER) {
-    if (t.kind == TaskKind::front && a->ctx->ldlt.active)
-      return 1e6 * estimate_seconds_cuda_ldlt_front(*a->graph->plan, t.front);
+    if (t.kind == TaskKind::front)
+      return 1e6 * (a->ctx->ldlt.active ? estimate_seconds_cuda_ldlt_front(*a->graph->plan, t.front)
+                                        : estimate_seconds_cuda_front(*a->graph->plan, t.front));
     // A fused subtree whose largest front does not fit in shared memory runs
     // through the kernel's slow global-memory path: not a GPU candidate
-    // (the default graph's subtrees hold fronts up to the tile threshold;
-    // gpu_graph_options keeps them within kGpuSubtreeMaxFront).
+    // (the default graph's subtrees hold fronts up to the tile threshold,
+    // the GPU graph's up to kGpuGraphSubtreeFront).
     if (t.kind == TaskKind::subtree && a->fused && a->fused->task[a->task].max_order > kGpuSubtreeMaxFront)
       return 1e9;
     return 1e6 * estimate_seconds_cuda(t);
@@ -123,6 +125,27 @@ double estimate_seconds_cuda(const Task& t) {
   }
 }
 
+double cusolver_potrf_seconds(idx_t n) {
+  // (order, seconds) measured on the H200 (DESIGN.md), interpolated
+  // log-log; below order 256 a constant latency, above 32768 cubic.
+  static const double pts[][2] = {{1, 40e-6}, {256, 110e-6}, {1024, 420e-6}, {4096, 1.8e-3},
+                                  {8192, 7.1e-3}, {32768, 0.266}};
+  const double x = static_cast<double>(std::max<idx_t>(n, 1));
+  constexpr int np = sizeof pts / sizeof pts[0];
+  if (x >= pts[np - 1][0]) return pts[np - 1][1] * std::pow(x / pts[np - 1][0], 3.0);
+  int i = 0;
+  while (x > pts[i + 1][0]) ++i;
+  const double f = std::log(x / pts[i][0]) / std::log(pts[i + 1][0] / pts[i][0]);
+  return pts[i][1] * std::pow(pts[i + 1][1] / pts[i][1], f);
+}
+
+double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s) {
+  const double m = static_cast<double>(P.front_order(s)), k = static_cast<double>(P.ncols(s)), mc = m - k;
+  const double assembly = 15e-6 + (m * k + mc * mc) / 5e10;  // launches; zeroing and scattered adds
+  const double blas = mc > 0 ? 20e-6 + (mc * k * k + mc * mc * k) / 10e12 : 0.0;  // TRSM + SYRK
+  return assembly + cusolver_potrf_seconds(P.ncols(s)) + blas;
+}
+
 double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s) {
   const double m = static_cast<double>(P.front_order(s)), k = static_cast<double>(P.ncols(s));
   return 300e-6 + m * k * k / 1.5e9 + (m - k) * (m - k) * k / 5e12;
@@ -166,6 +189,14 @@ double cuda_fused_kernel_part_seconds(int part) {
   return cuda_fused_part_seconds(part);
 #else
   (void)part;
+  return 0;
+#endif
+}
+
+long long cuda_front_fallbacks() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_front_failures();
+#else
   return 0;
 #endif
 }

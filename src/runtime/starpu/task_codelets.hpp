@@ -2,8 +2,7 @@
 // has its own name and performance model in traces and schedulers), all
 // running run_task_cpu on the CPU; with STARFRONT_HAVE_CUDA the tile kinds
 // (potrf, trsm, syrk, gemm), the assembly of tiled fronts (assemble,
-// extend_add) and the LDLᵀ front (front, only when the factorisation is an
-// LDLᵀ: the executor keeps Cholesky fronts on CPUs) also have a CUDA
+// extend_add), fused subtrees and untiled fronts (front, Cholesky and LDLᵀ) also have a CUDA
 // implementation (codelets/cuda, STARPU_CUDA_ASYNC). A variable number of buffers: the task's accesses in
 // order, then, for assemble and extend_add when CUDA workers exist, two
 // read-only vectors of the GPU assembly index (starpu_executor.cpp; the CPU
@@ -84,8 +83,8 @@ double estimate_seconds_cuda(const Task& t);
 
 /// Largest front order of a fused subtree that the cost model lets go to a
 /// GPU: the fused kernel keeps fronts up to this order in shared memory
-/// (gpu_graph_options' default); larger ones take its slow global-memory path.
-constexpr idx_t kGpuSubtreeMaxFront = 232;
+/// (kGpuFusedFront, plan/task_graph.hpp); larger ones take its slow global-memory path.
+constexpr idx_t kGpuSubtreeMaxFront = kGpuFusedFront;
 
 /// Estimated seconds of the LDLᵀ front task of front s (order m, k
 /// fully-summed columns) on one CUDA worker: 300 µs per task, plus the
@@ -97,9 +96,21 @@ constexpr idx_t kGpuSubtreeMaxFront = 232;
 /// slower than a CPU core running the same kernel; the panel rate is set
 /// below the CPU model's 2e9 (estimate_seconds) so that dmda keeps
 /// panel-heavy fronts on CPUs and sends fronts with a large CB (m ≫ k) to the
-/// GPU. (Not re-measured after this calibration.) Cholesky fronts never run
-/// on a GPU (estimate_seconds_cuda's 1000 s).
+/// GPU. (Not re-measured after this calibration.)
 double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s);
+
+/// Seconds of cuSOLVER DPOTRF of order n on one H200: DESIGN.md's measured
+/// points (n = 256: 0.11 ms, 1024: 0.42 ms, 4096: 1.8 ms, 8192: 7.1 ms,
+/// 32768: 266 ms) interpolated log-log, 40 µs at n = 1 (launch and
+/// synchronisation latency), cubic beyond 32768.
+double cusolver_potrf_seconds(idx_t n);
+
+/// Estimated seconds of the Cholesky front task of front s (order m, k
+/// fully-summed columns, mc = m − k) on one CUDA worker: assembly 15 µs plus
+/// m·k + mc² entries at 5e10 per second, cusolver_potrf_seconds(k) (which
+/// includes the stream synchronisation of the pivot test), and, when mc > 0,
+/// TRSM + SYRK 20 µs plus their mc·k² + mc²·k flops at 10 TFLOP/s.
+double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
@@ -117,12 +128,15 @@ double cuda_fused_kernel_part_seconds(int part);
 /// GPU potrf tiles that failed the pivot test and were recomputed on the
 /// host for the error report (0 without CUDA).
 long long cuda_potrf_fallbacks();
+/// GPU Cholesky front tasks whose fully-summed block failed the pivot test
+/// and was recomputed on the host for the error report (0 without CUDA).
+long long cuda_front_fallbacks();
 
 /// Where the kinds with a CUDA implementation may run: CUDA workers only
 /// (true), or CPU and CUDA workers (false, the default); `tiles` for the
 /// tasks of tiled fronts (potrf, trsm, syrk, gemm, assemble, extend_add),
-/// `fronts` for subtree and front tasks (fused Cholesky subtrees, LDLᵀ
-/// fronts; the executor keeps Cholesky fronts and LDLᵀ subtrees on CPUs).
+/// `fronts` for subtree and front tasks (fused Cholesky subtrees, Cholesky
+/// and LDLᵀ fronts; the executor keeps LDLᵀ subtrees on CPUs).
 /// Without the CUDA codelets: no effect. Call only while no task is in
 /// flight (StarpuRuntime::start does, from RuntimeOptions).
 void set_cuda_only(bool tiles, bool fronts);
