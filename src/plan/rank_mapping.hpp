@@ -107,7 +107,8 @@ struct CommVolume {
   double protocol_total = 0;
   /// Bytes of the factor blocks owned by ranks other than 0 whose final
   /// version rank 0 does not hold already (what gathering the factor on
-  /// rank 0 moves).
+  /// rank 0 would move; the factor stays distributed since the solve is:
+  /// a comparison figure for the solve's own volume, solve_graph.hpp).
   double gather_to_root = 0;
 };
 
