@@ -19,6 +19,7 @@
 //   up to order F = kGpuGraphSubtreeFront (600), one task per medium front, tiles of kGpuTileSize
 //   above kGpuTileThreshold unless --tile-size / --tile-threshold say
 //   otherwise); without it the default graph (tiles of 256 above 512).
+//   The CPU-only run always uses the default graph (analysed separately).
 //   --relax-small R, --relax-zeros Z: amalgamation (AnalysisOptions::relax_small,
 //   relax_zeros_large; defaults 4 and 0.1): larger values merge more small
 //   supernodes into their parents (fewer, larger fronts; more flops).
@@ -222,19 +223,19 @@ struct Input {
 
 /// Factorises `repeat` times after a warm-up on the running StarPU; median
 /// seconds and the backward error of A x = A·1 (negative time on failure).
-double time_starpu(Input& in, int repeat, double& berr) {
+double time_starpu(Input& in, Solver& solver, int repeat, double& berr) {
   std::vector<double> t;
   for (int k = 0; k <= repeat; ++k) {
-    if (Status st = in.solver->factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
+    if (Status st = solver.factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
       return -1.0;
     }
-    if (k > 0) t.push_back(in.solver->stats().factor.seconds);
+    if (k > 0) t.push_back(solver.stats().factor.seconds);
   }
   std::vector<double> ones(in.A.n, 1.0), b(in.A.n);
   symmetric_matvec(in.A, ones.data(), b.data());
   std::vector<double> x = b;
-  in.solver->solve(x.data(), 1, std::max<idx_t>(1, in.A.n));
+  solver.solve(x.data(), 1, std::max<idx_t>(1, in.A.n));
   berr = backward_error(in.A, x.data(), b.data());
   return median(t);
 }
@@ -438,6 +439,8 @@ int main(int argc, char** argv) {
   }
   if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod);
   std::vector<Input> inputs(names.size());
+  GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured
+  cpu_go.workers = ncpu;
   if (gpu_graph) go = gpu_graph_options(ncpu, max_subtree_front);
   if (tile_size > 0) go.tile_size = tile_size;
   if (tile_threshold > 0) go.tile_threshold = tile_threshold;
@@ -478,7 +481,7 @@ int main(int argc, char** argv) {
       const long long before = gpu_tile_tasks();
       std::array<long long, kTaskKinds> kinds0{};
       for (int k = 0; k < kTaskKinds; ++k) kinds0[k] = cuda_task_executions(static_cast<TaskKind>(k));
-      in.t_gpu = time_starpu(in, repeat, in.berr_gpu);
+      in.t_gpu = time_starpu(in, *in.solver, repeat, in.berr_gpu);
       in.gpu_tasks = (gpu_tile_tasks() - before) / (repeat + 1);
       for (int k = 0; k < kTaskKinds; ++k)
         in.on_gpu[k] = (cuda_task_executions(static_cast<TaskKind>(k)) - kinds0[k]) / (repeat + 1);
@@ -492,7 +495,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (Input& in : inputs) {
-      in.t_cpu = time_starpu(in, repeat, in.berr_cpu);
+      // The CPU workers run the graph made for them (GraphOptions' defaults),
+      // not the GPU graph: its large fused subtrees are one CPU task each.
+      Solver cpu_solver;
+      Solver* cs = in.solver.get();
+      if (gpu_graph) {
+        if (Status st = cpu_solver.analyse(in.A, ao, cpu_go); !st.ok()) {
+          std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
+          return 1;
+        }
+        cs = &cpu_solver;
+      }
+      in.t_cpu = time_starpu(in, *cs, repeat, in.berr_cpu);
       std::fprintf(stderr, "gpu_bench: %s CPU %.4f s\n", in.name.c_str(), in.t_cpu);
     }
   }
@@ -509,7 +523,7 @@ int main(int argc, char** argv) {
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
+  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
               ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
               fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,

@@ -116,7 +116,7 @@ typedef struct starfront_runtime starfront_runtime;
 
 typedef struct starfront_runtime_options {
   int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU */
-  int ncuda;             /**< CUDA workers (GPUs); default 0 (GPU kernels are a later step) */
+  int ncuda;             /**< CUDA workers (GPUs); default 0. The C API analyses with the default (CPU-oriented) graph; the GPU graph (fewer, larger tasks) is not yet selectable here */
   const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
 } starfront_runtime_options;
 

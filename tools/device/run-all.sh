@@ -5,10 +5,14 @@
 # ".device/run-all.sh"], kind nvidia-h200-x2 or nvidia-h200)). Writes under $OUT:
 #   env.txt         GPUs, cores (lscpu), the CUDA libraries resolved
 #   tests.txt       every GPU test binary with STARFRONT_REQUIRE_GPU=1 (a skip fails)
-#   bench.md        gpu_bench on lap3d 60^3 7- and 27-point, tiles of 512 above
-#                   1024 on the GPU only, 16 cores: 1 GPU vs 16 CPU workers,
-#                   dense POTRF ceiling, cusolverSp csrchol; CHOLMOD (1 thread) on 60^3 7-point
-#   multigpu.md     the same graph on 1 and on every GPU, 16 cores in all
+#   bench.md        gpu_bench on lap3d 60^3 7- and 27-point, the GPU graph
+#                   (gpu_graph_options: fused subtrees, one front task per medium
+#                   front, tiles of 2048 above 8192), dmda, 16 cores: 1 GPU + 15 CPU
+#                   workers vs 16 CPU workers, dense POTRF ceiling, cusolverSp
+#                   csrchol, CHOLMOD on 16 threads (7-point)
+#   multigpu.md     the GPU graph on 1 and on every GPU, 16 cores in all, 60^3
+#   large.md        the largest 3D problem of the run (lap3d 100^3 7-point, fronts
+#                   above 8192 tiled) on 1 and on every GPU, dense POTRF ceiling
 #   fused.md        gpu_bench --fused on the power-grid SPD matrices
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,22 +28,25 @@ ngpu=$(nvidia-smi -L | wc -l)
 { nvidia-smi -L; lscpu | grep -E "^CPU\(s\)|Thread|Core|Socket|NUMA node"; uname -r
   ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 | tee "$out/env.txt"
 {
-  for t in test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt; do
+  for t in test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt; do
     echo "### $t"
-    STARFRONT_REQUIRE_GPU=1 timeout 120 "$b/bin/$t" 2>&1 | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|error" 
+    STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/$t" 2>&1 | grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|error" 
     echo "exit ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/tests.txt"
-g=(--tile-size 512 --tile-threshold 1024 --tiles-on-gpu-only)
+g=(--gpu-graph)
+q=(--no-cpu --no-cholmod --no-cusolversp)
 {
-  timeout 150 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --cholmod-threads 1 "${g[@]}" lap3d:60 2>&1
-  timeout 100 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --no-cholmod "${g[@]}" lap3d:60:27 2>&1
+  timeout 120 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --cholmod-threads 16 "${g[@]}" lap3d:60 2>&1
+  timeout 60 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --no-cholmod "${g[@]}" lap3d:60:27 2>&1
 } | grep -v perf_model_add_dir | tee "$out/bench.md"
 if [ "$ngpu" -gt 1 ]; then
   for n in 1 "$ngpu"; do
-    timeout 60 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --ncuda "$n" --no-cpu --no-cholmod --no-cusolversp "${g[@]}" \
-      lap3d:60 lap3d:60:27 2>&1
+    timeout 40 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --ncuda "$n" "${q[@]}" "${g[@]}" lap3d:60 lap3d:60:27 2>&1
   done | grep -v perf_model_add_dir | tee "$out/multigpu.md"
 fi
+for n in $(seq 1 "$ngpu" | sort -u | sed -n '1p;$p' | sort -u); do
+  timeout 75 "$b/bin/gpu_bench" --repeat 2 --ncpu 16 --ncuda "$n" "${q[@]}" "${g[@]}" lap3d:100 2>&1
+done | grep -v perf_model_add_dir | tee "$out/large.md"
 timeout 60 "$b/bin/gpu_bench" --fused --repeat 20 --ncpu 16 "$b"/data/spd/activsg2000_hykkt_10.mtx \
   "$b"/data/spd/opf_case10000_goc_kkt.mtx 2>&1 | grep -v perf_model_add_dir | tee "$out/fused.md"

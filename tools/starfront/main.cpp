@@ -1,6 +1,6 @@
 // starfront: command-line tool.
 //   starfront solve [FILE.mtx] [--rhs B.mtx] [--ordering scotch|natural] [--ncpu N]
-//                   [--ncuda N] [--tiles-on-gpu-only] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
+//                   [--ncuda N] [--tiles-on-gpu-only|--tiles-anywhere] [--sched NAME] [--executor starpu|sequential|starpu-mpi] [--json]
 //                   [--trace DIR] [--gpu-graph] [--tile-size B] [--tile-threshold T]   (--ncuda >= 1: the GPU graph)
 //   mpirun -np P starfront solve FILE.mtx   (StarPU-MPI: distributed factorisation, rank 0 reports)
 //   starfront trace summary DIR [--json]
@@ -84,8 +84,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all)")->capture_default_str();
   solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();
-  solve->add_flag("--tiles-on-gpu-only", sa.tiles_on_gpu_only,
-                  "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1)");
+  solve->add_flag("--tiles-on-gpu-only,!--tiles-anywhere", sa.tiles_on_gpu_only,
+                  "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1; "
+                  "the default with --ncuda); --tiles-anywhere lets the scheduler place them");
   solve->add_option("--sched", sa.sched, "StarPU scheduler (lws, eager, dmda, ...)")
       ->capture_default_str();
   solve->add_option("--executor", sa.executor,
@@ -211,6 +212,11 @@ int main(int argc, char** argv) {
   if (sa.ncuda > 0) sa.gpu_graph = true;
   if (sa.gpu_graph && !solve->count("--tile-size")) sa.tile_size = starfront::kGpuTileSize;
   if (sa.gpu_graph && !solve->count("--tile-threshold")) sa.tile_threshold = starfront::kGpuTileThreshold;
+  // Tiles exist only in fronts above kGpuTileThreshold, where a 2048-tile
+  // task on a CPU core stalls the whole factorisation: lap3d 100^3 on one
+  // H200 took 0.93 s with the tiles on the GPU only and over 70 s with dmda
+  // placing them (bench/README.md, "The largest problem").
+  if (sa.ncuda > 0 && !solve->count("--tiles-on-gpu-only")) sa.tiles_on_gpu_only = true;
   sa.mpi = sa.executor == "starpu-mpi" || (sa.executor == "starpu" && starfront::tools::launched_by_mpi());
   if (std::string why = starfront::tools::check_solve_args(sa); !why.empty()) {
     if (sa.json) starfront::tools::print_usage_error_json(why);

@@ -18,7 +18,8 @@ struct SolveArgs {
   int ncpu = -1;
   int ncuda = 0;
   /// Tile kernels and the assembly of tiled fronts run on CUDA workers only
-  /// (RuntimeOptions::tiles_on_cuda_only); needs --ncuda >= 1.
+  /// (RuntimeOptions::tiles_on_cuda_only); needs --ncuda >= 1. The CLI sets
+  /// it whenever --ncuda >= 1 unless --tiles-anywhere is given.
   bool tiles_on_gpu_only = false;
   std::string sched = "lws";
   std::string executor = "starpu";
