@@ -432,6 +432,48 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   ctx.record(r);
 }
 
+/// Checks the buffers of the untiled front task t (front s = t.front, order
+/// m, k fully-summed columns, mc = m − k) and queues on `stream` its assembly:
+/// the panel is one contiguous block of Lx (m·k doubles seen as an (m·k)×1
+/// matrix: task_graph.cpp's panel_block), laid out m×k with leading dimension
+/// m; then the CB slot when m > k, then one CB per child (child_list order),
+/// then the extra vectors (A's values, a_src, a_dst, rel). A's entries are
+/// added and each child's CB extend-added by the kernels of
+/// front_ldlt_kernels.hpp, in the CPU's summation order. Sets L (the panel)
+/// and cb (nullptr when m == k). Returns false after recording a device
+/// error in ctx (`method` names the task in it: "Cholesky" or "LDLT").
+bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], const char* method,
+                            cudaStream_t stream, double*& L, double*& cb, FactorContext& ctx) {
+  const FrontPlan& P = *G.plan;
+  const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
+  const idx_t nacc = t.acc_end - t.acc_begin;
+  const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
+  if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
+      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
+    ctx.record_device_error(std::string("unexpected buffers for the GPU ") + method + " front task " + where(G, t));
+    return false;
+  }
+  L = ptr_of(buffers[0]);
+  cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
+  const idx_t first_child = mc > 0 ? 2 : 1;
+  const double* values = extra_of<double>(buffers, nacc, 0);
+  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
+  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
+  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  const idx_t q0 = P.a_ptr[s];
+  if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
+               "front assembly kernel launch", G, t, ctx))
+    return false;
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+    const idx_t c = P.child_list[q];
+    const double* child = ptr_of(buffers[first_child + (q - P.child_ptr[s])]);
+    if (!cuda_ok(launch_ldlt_extend_add(L, m, k, cb, child, P.cb_order(c), rel + P.rel_ptr[c], stream),
+                 "front extend-add kernel launch", G, t, ctx))
+      return false;
+  }
+  return true;
+}
+
 /// Cholesky of untiled front s on the GPU (issue 5): buffers panel, [CB],
 /// the children's CBs (child_list order), then the four extra vectors of a
 /// GPU front (A's values, a_src, a_dst, rel: gpu_assembly_cache.hpp). The
@@ -453,36 +495,11 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   const FrontPlan& P = *G.plan;
   const Task& t = G.tasks[ti];
   const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
-  const idx_t nacc = t.acc_end - t.acc_begin;
-  const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
-  // The panel is one contiguous block of Lx (m·k doubles seen as an (m·k)×1
-  // matrix: task_graph.cpp's panel_block), laid out m×k with leading
-  // dimension m; then the CB slot when m > k, then one CB per child.
-  if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
-      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
-    ctx.record_device_error("unexpected buffers for the GPU Cholesky front task " + where(G, t));
-    return;
-  }
   if (k == 0) return;  // nothing to factorise (never built by the planner)
-  double* L = ptr_of(buffers[0]);
-  double* cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
-  const idx_t first_child = mc > 0 ? 2 : 1;
-  const double* values = extra_of<double>(buffers, nacc, 0);
-  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
-  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
-  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  double* L = nullptr;
+  double* cb = nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
-  const idx_t q0 = P.a_ptr[s];
-  if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
-               "front assembly kernel launch", G, t, ctx))
-    return;
-  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
-    const idx_t c = P.child_list[q];
-    const double* child = ptr_of(buffers[first_child + (q - P.child_ptr[s])]);
-    if (!cuda_ok(launch_ldlt_extend_add(L, m, k, cb, child, P.cb_order(c), rel + P.rel_ptr[c], stream),
-                 "front extend-add kernel launch", G, t, ctx))
-      return;
-  }
+  if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx)) return;
   const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
   cusolverDnHandle_t hs = starpu_cusolverDn_get_local_handle();
   if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx)) return;
@@ -627,35 +644,11 @@ void front_ldlt(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ct
   const Task& t = G.tasks[ti];
   LdltFactorState& st = ctx.ldlt;
   const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
-  const idx_t f = P.symbolic->super_start[s], nacc = t.acc_end - t.acc_begin;
-  const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
-  // The panel is one contiguous block of Lx (m·k doubles seen as an
-  // (m·k)×1 matrix: task_graph.cpp's panel_block), laid out m×k with
-  // leading dimension m; then the CB slot when m > k, then one CB per child.
-  if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
-      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
-    ctx.record_device_error("unexpected buffers for the GPU LDLT front task " + where(G, t));
-    return;
-  }
-  double* L = ptr_of(buffers[0]);
-  double* cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
-  const idx_t first_child = mc > 0 ? 2 : 1;
-  const double* values = extra_of<double>(buffers, nacc, 0);
-  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
-  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
-  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  const idx_t f = P.symbolic->super_start[s];
+  double* L = nullptr;
+  double* cb = nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
-  const idx_t q0 = P.a_ptr[s];
-  if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
-               "LDLT assembly kernel launch", G, t, ctx))
-    return;
-  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
-    const idx_t c = P.child_list[q];
-    const double* child = ptr_of(buffers[first_child + (q - P.child_ptr[s])]);
-    if (!cuda_ok(launch_ldlt_extend_add(L, m, k, cb, child, P.cb_order(c), rel + P.rel_ptr[c], stream),
-                 "LDLT extend-add kernel launch", G, t, ctx))
-      return;
-  }
+  if (!assemble_untiled_front(G, t, buffers, "LDLT", stream, L, cb, ctx)) return;
   LdltWorkspace& w = local_ldlt_workspace();
   const auto ku = static_cast<std::size_t>(k);
   if (!cuda_ok(w.reserve(ku, static_cast<std::size_t>(mc) * ku, stream), "cudaMalloc", G, t, ctx)) return;
