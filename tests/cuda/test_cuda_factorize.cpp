@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "common/cuda_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
@@ -28,10 +29,7 @@ namespace {
 using testing::random_vector;
 using testing::rel_diff;
 
-bool gpu_required() {
-  const char* e = std::getenv("STARFRONT_REQUIRE_GPU");
-  return e && std::string(e) == "1";
-}
+using testing::gpu_required;
 
 /// Starts StarPU with 2 CPU workers and one CUDA worker (tile tasks on the
 /// GPU only when cuda_only); skips the test when that is impossible here.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "common/cuda_test_util.hpp"
 #include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
@@ -32,28 +33,7 @@ namespace {
 
 using testing::frobenius_rel;
 
-bool gpu_required() {
-  const char* e = std::getenv("STARFRONT_REQUIRE_GPU");
-  return e && std::string(e) == "1";
-}
-
-/// StarPU with 2 CPU workers and one CUDA worker, every task kind with a
-/// CUDA implementation (fronts, subtrees and tiles) on the GPU only; skips
-/// the test when that is impossible here.
-#define START_GPU_ONLY_RUNTIME(rt)                                                    \
-  do {                                                                                \
-    if (!cuda_codelets_built()) {                                                     \
-      if (gpu_required()) FAIL() << "CUDA codelets not built";                        \
-      GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";                     \
-    }                                                                                 \
-    RuntimeOptions ro_{2, 1, "dmda"};                                                 \
-    ro_.tiles_on_cuda_only = ro_.fronts_on_cuda_only = true;                          \
-    const Status st_ = StarpuRuntime::start(ro_, rt);                                 \
-    if (!st_.ok()) {                                                                  \
-      if (gpu_required()) FAIL() << st_.message;                                      \
-      GTEST_SKIP() << "no CUDA device (" << st_.message << ")";                       \
-    }                                                                                 \
-  } while (0)
+using testing::gpu_required;
 
 /// One task per front: no fused subtree, no tile.
 GraphOptions one_task_per_front() {

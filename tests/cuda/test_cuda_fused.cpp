@@ -23,6 +23,7 @@
 #endif
 
 #include "api/solver.hpp"
+#include "common/cuda_test_util.hpp"
 #include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
@@ -45,28 +46,7 @@ std::filesystem::path data_dir() {
   return e && *e ? std::filesystem::path(e) : std::filesystem::path(STARFRONT_DATA_DIR);
 }
 
-bool gpu_required() {
-  const char* e = std::getenv("STARFRONT_REQUIRE_GPU");
-  return e && std::string(e) == "1";
-}
-
-/// StarPU with 2 CPU workers and one CUDA worker, every task kind with a
-/// CUDA implementation (subtrees among them) on the GPU only; skips the test
-/// when that is impossible here.
-#define START_FUSED_RUNTIME(rt)                                                       \
-  do {                                                                                \
-    if (!cuda_codelets_built()) {                                                     \
-      if (gpu_required()) FAIL() << "CUDA codelets not built";                        \
-      GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";                     \
-    }                                                                                 \
-    RuntimeOptions ro_{2, 1, "dmda"};                                                 \
-    ro_.tiles_on_cuda_only = ro_.fronts_on_cuda_only = true;                          \
-    const Status st_ = StarpuRuntime::start(ro_, rt);                                 \
-    if (!st_.ok()) {                                                                  \
-      if (gpu_required()) FAIL() << st_.message;                                      \
-      GTEST_SKIP() << "no CUDA device (" << st_.message << ")";                       \
-    }                                                                                 \
-  } while (0)
+using testing::gpu_required;
 
 struct NamedMatrix {
   std::string name;
@@ -119,7 +99,7 @@ long long subtree_tasks(const TaskGraph& G) { return graph_stats(G).by_kind[stat
 /// backward error <= 1e-14.
 TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
   std::unique_ptr<StarpuRuntime> rt;
-  START_FUSED_RUNTIME(rt);
+  START_GPU_ONLY_RUNTIME(rt);
   for (const NamedMatrix& m : all_matrices()) {
     for (int variant = 0; variant < 3; ++variant) {
       // 0: GPU graph; 1: default graph; 2 (bcsstk13 only): fronts up to order
@@ -160,7 +140,7 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
 /// status code, column and pivot; the solver then factorises the SPD matrix.
 TEST(CudaFused, NotPositiveDefiniteSameColumnAsCpu) {
   std::unique_ptr<StarpuRuntime> rt;
-  START_FUSED_RUNTIME(rt);
+  START_GPU_ONLY_RUNTIME(rt);
   std::vector<NamedMatrix> ms;
   ms.push_back({"random banded SPD n=4000 band 8", random_banded_spd(4000, 8, 21)});
   {
@@ -211,7 +191,7 @@ TEST(CudaFused, NotPositiveDefiniteSameColumnAsCpu) {
 /// CPU's.
 TEST(CudaFused, RefactorisationKeepsGpuMemoryFlat) {
   std::unique_ptr<StarpuRuntime> rt;
-  START_FUSED_RUNTIME(rt);
+  START_GPU_ONLY_RUNTIME(rt);
 #ifdef STARFRONT_HAVE_CUDA
   CscMatrix A;
   ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "activsg2000_hykkt_10.mtx").string(), A).ok());

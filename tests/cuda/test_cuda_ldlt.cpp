@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "api/solver.hpp"
+#include "common/cuda_test_util.hpp"
 #include "cpu/front_ldlt.hpp"
 #include "io/matrix_market.hpp"
 #include "ldlt/ldlt_test_util.hpp"
@@ -52,10 +53,7 @@ using testing::from_dense_lower;
 using testing::random_vector;
 using testing::rel_diff;
 
-bool gpu_required() {
-  const char* e = std::getenv("STARFRONT_REQUIRE_GPU");
-  return e && std::string(e) == "1";
-}
+using testing::gpu_required;
 
 #define SKIP_WITHOUT_GPU(why)                          \
   do {                                                 \
