@@ -116,7 +116,7 @@ typedef struct starfront_runtime starfront_runtime;
 
 typedef struct starfront_runtime_options {
   int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU */
-  int ncuda;             /**< CUDA workers (GPUs); default 0. The C API analyses with the default (CPU-oriented) graph; the GPU graph (fewer, larger tasks) is not yet selectable here */
+  int ncuda;             /**< CUDA workers (GPUs); default 0. With CUDA workers (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
   const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
 } starfront_runtime_options;
 
@@ -234,7 +234,11 @@ starfront_status starfront_analysis_options_init(starfront_analysis_options* opt
 
 /** Analyses the pattern of A (values are not read) and returns a new factor
  *  object in *F, bound to rt. rt may be NULL: the factorisations of F then run
- *  in the calling thread without StarPU (the sequential executor).
+ *  in the calling thread without StarPU (the sequential executor). When rt
+ *  has CUDA workers (and was not started for MPI), the task graph is the GPU
+ *  graph (as `starfront solve --ncuda`: small fronts in fused subtrees, one
+ *  task per medium front, only fronts above order 8192 tiled); otherwise the
+ *  default graph, which suits CPU workers.
  *  The library keeps a private lower-CSC 0-based int64 copy of the pattern
  *  (duplicates merged) and the map from the caller's entries to it; the
  *  caller's arrays are not referenced after the call.

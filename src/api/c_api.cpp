@@ -46,6 +46,7 @@
 #include "analysis/symbolic.hpp"
 #include "api/solver.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/task_codelets.hpp"
 
 using starfront::CscMatrix;
 using starfront::idx_t;
@@ -65,6 +66,16 @@ struct starfront_runtime {
 };
 
 namespace {
+
+/// True when rt was started by starfront_runtime_init_mpi.
+bool runtime_is_mpi(const starfront_runtime& rt) {
+#ifdef STARFRONT_HAVE_MPI
+  return rt.mpi;
+#else
+  (void)rt;
+  return false;
+#endif
+}
 
 /// The caller's matrix description (no values), validated by read_description.
 struct Description {
@@ -616,6 +627,11 @@ starfront_status runtime_init(const char* fn, const starfront_runtime_options* o
       ro.ncuda = opts->ncuda;
       if (opts->scheduler) ro.sched = opts->scheduler;
     }
+    // As `starfront solve --ncuda`: the tasks of tiled fronts (only fronts
+    // above kGpuTileThreshold are tiled in the GPU graph) stay on the GPUs;
+    // dmda once put 2048-tiles on CPU cores and took 8-80x longer
+    // (bench/README.md, "The merged main on the H200 x2").
+    if (ro.ncuda > 0 && !comm && starfront::cuda_codelets_built()) ro.tiles_on_cuda_only = true;
     const std::lock_guard<std::mutex> lock(g_runtime_mutex);
     if (g_runtime)
       return fail(STARFRONT_RUNTIME_ERROR,
@@ -753,7 +769,11 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
     auto h = std::make_unique<starfront_factor>();
     if (const starfront_status s = read_description(fn, A, h->desc); s != STARFRONT_OK) return s;
     starfront::AnalysisOptions ao;
-    starfront::GraphOptions go;
+    // A runtime with CUDA workers (not under MPI, whose executor keeps
+    // subtrees and fronts on CPUs) gets the GPU graph: few, large tasks.
+    starfront::GraphOptions go =
+        rt && rt->ncuda > 0 && !runtime_is_mpi(*rt) ? starfront::gpu_graph_options(rt->ncpu + rt->ncuda)
+                                                      : starfront::GraphOptions{};
     if (const starfront_status s = read_analysis_options(fn, opts, h->desc, ao, go); s != STARFRONT_OK)
       return s;
     if (const starfront_status s = build_private(fn, *h); s != STARFRONT_OK) return s;

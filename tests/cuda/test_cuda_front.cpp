@@ -27,6 +27,7 @@
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
 #include "sparse/generators.hpp"
+#include "starfront/starfront.h"
 
 namespace starfront {
 namespace {
@@ -70,6 +71,68 @@ CscMatrix two_a_plus_i(const CscMatrix& A) {
     for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
       B.values[p] = 2.0 * B.values[p] + (B.rowind[p] == j ? 1.0 : 0.0);
   return B;
+}
+
+/// The C API with a CUDA worker (starfront_runtime_init, ncuda = 1) analyses
+/// with the GPU graph: the task count of its factorisation equals that of
+/// gpu_graph_options(ncpu + ncuda) and differs from the default graph's; the
+/// solution equals the sequential C API's (rt NULL) to 1e-13 and the
+/// backward error is <= 1e-14.
+TEST(CudaFront, CApiWithCudaWorkersUsesTheGpuGraph) {
+  if (!cuda_codelets_built()) {
+    if (gpu_required()) FAIL() << "CUDA codelets not built";
+    GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
+  }
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(30, 7, A).ok());
+  starfront_matrix M;
+  ASSERT_EQ(starfront_matrix_init(&M), STARFRONT_OK);
+  M.n = A.n;
+  M.ptr = A.colptr.data();
+  M.ind = A.rowind.data();
+  M.values = A.values.data();
+  const std::vector<double> ones(static_cast<std::size_t>(A.n), 1.0);
+  std::vector<double> b(ones.size());
+  symmetric_matvec(A, ones.data(), b.data());
+  // Sequential reference through the same API.
+  std::vector<double> x_seq = b;
+  {
+    starfront_factor* F = nullptr;
+    ASSERT_EQ(starfront_analyse(nullptr, &M, nullptr, &F), STARFRONT_OK);
+    ASSERT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_OK);
+    ASSERT_EQ(starfront_solve(F, 1, x_seq.data(), A.n), STARFRONT_OK);
+    starfront_factor_free(F);
+  }
+  starfront_runtime_options ro;
+  ASSERT_EQ(starfront_runtime_options_init(&ro), STARFRONT_OK);
+  ro.ncpu = 2;
+  ro.ncuda = 1;
+  ro.scheduler = "dmda";
+  starfront_runtime* rt = nullptr;
+  if (starfront_runtime_init(&ro, &rt) != STARFRONT_OK) {
+    if (gpu_required()) FAIL() << "starfront_runtime_init with ncuda = 1 failed on a GPU machine";
+    GTEST_SKIP() << "no CUDA device (starfront_runtime_init with ncuda = 1 failed)";
+  }
+  int ncpu = 0, ncuda = 0;
+  ASSERT_EQ(starfront_runtime_workers(rt, &ncpu, &ncuda), STARFRONT_OK);
+  ASSERT_EQ(ncuda, 1);
+  starfront_factor* F = nullptr;
+  ASSERT_EQ(starfront_analyse(rt, &M, nullptr, &F), STARFRONT_OK);
+  ASSERT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_OK);
+  std::vector<double> x = b;
+  ASSERT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_OK);
+  starfront_stats st;
+  ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  starfront_factor_free(F);
+  starfront_runtime_free(rt);
+
+  Solver gpu, cpu;
+  ASSERT_TRUE(gpu.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu + ncuda)).ok());
+  ASSERT_TRUE(cpu.analyse(A, AnalysisOptions{}, GraphOptions{}).ok());
+  EXPECT_EQ(st.tasks, static_cast<int64_t>(gpu.graph().tasks.size()));
+  EXPECT_NE(gpu.graph().tasks.size(), cpu.graph().tasks.size()) << "the test matrix does not tell the graphs apart";
+  EXPECT_LE(st.backward_error, 1e-14);
+  EXPECT_LE(frobenius_rel(x, x_seq), 1e-13);
 }
 
 /// Every front on the GPU, in a graph of one task per front and in the GPU
