@@ -341,8 +341,10 @@ starfront_status starfront_refactorize(starfront_factor* F, const double* values
  *  distributed, B and ldb significant on rank 0 only (starfront_mpi.h).
  *  Errors: INVALID_ARGUMENT (F NULL; no successful factorisation; nrhs < 0;
  *  ldb < max(1, n); B NULL while n·nrhs > 0; a non-finite entry in B);
- *  RUNTIME_ERROR (the solution overflows double precision). B is left
- *  unchanged on any error. */
+ *  RUNTIME_ERROR (the solution overflows double precision; or, when
+ *  refinement is on, the backward error stays above 1.5e-8: an unstable
+ *  factorisation, the message gives the figure). B is left unchanged on
+ *  any error. */
 starfront_status starfront_solve(starfront_factor* F, int64_t nrhs, double* B, int64_t ldb);
 
 /* ------------------------------------------------------- information, free */

@@ -91,8 +91,8 @@ struct SolveTask {
   SolveTaskKind kind;
   idx_t front = -1;
   idx_t first_front = -1;
-  int i = 0, j = 0;
-  int rank = 0;
+  int i = 0, j = 0;   ///< tile tasks: block row i and block column j of the tiled front (0-based); else 0
+  int rank = 0;       ///< the rank that runs the task (the owner of the factor block it reads)
   double flops = 0;  ///< per right-hand side
   idx_t acc_begin = 0, acc_end = 0;
 };
@@ -118,8 +118,8 @@ Status build_solve_graph(const TaskGraph& G, const RankMapping& M, SolveGraph& o
 /// communication_volume in rank_mapping.hpp, on fresh handles): per rank
 /// sent and received, and the total.
 struct SolveVolume {
-  std::vector<double> sent, recv;
-  double total = 0;
+  std::vector<double> sent, recv;  ///< bytes sent / received, per rank (index = rank)
+  double total = 0;                ///< bytes sent by all ranks
   double factor_bytes = 0;  ///< factor blocks moved (0 by construction: checked by the tests)
 };
 SolveVolume solve_communication(const SolveGraph& S, idx_t nrhs);

@@ -78,8 +78,9 @@ TEST(SolveGraph, RowsBelongToTheOwnerOfTheirDiagonalAndTheFactorNeverMoves) {
           EXPECT_EQ(t.rank, h.owner) << solve_task_kind_name(t.kind) << " of front " << t.front;
         }
         if (h.kind == SolveHandleKind::rows && S.accesses[a].mode != AccessMode::R &&
-            (t.kind == SolveTaskKind::fwd_unit || t.kind == SolveTaskKind::bwd_unit))
+            (t.kind == SolveTaskKind::fwd_unit || t.kind == SolveTaskKind::bwd_unit)) {
           EXPECT_EQ(t.rank, h.owner);
+        }
       }
     }
     EXPECT_TRUE(tiled);

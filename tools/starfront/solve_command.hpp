@@ -40,7 +40,8 @@ struct SolveArgs {
   double subtree_ratio = 4.0;
   bool no_fuse = false;
   bool no_tile = false;
-  /// The GPU graph (gpu_graph_options: fused subtrees up to front order 232,
+  /// The GPU graph (gpu_graph_options: fused subtrees up to front order 600
+  /// (kGpuGraphSubtreeFront; those above 232 run on CPU workers),
   /// single front tasks, tiles of kGpuTileSize above kGpuTileThreshold);
   /// solve with --ncuda >= 1 sets it. tile_size and tile_threshold still apply.
   bool gpu_graph = false;

@@ -244,10 +244,10 @@ Status factorize_starpu_mpi(const TaskGraph& G, const RankMapping& M, const CscM
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
       descr.push_back({h[handle_of[a]], starpu_mode(G.accesses[a].mode)});
-    // No GPU assembly or fused-subtree index here, and Cholesky fronts have
-    // no CUDA implementation (the shared-memory executor's rule without
-    // those indexes): assembly, subtree and front tasks stay on CPUs, the
-    // tile kernels may run on GPUs.
+    // No GPU assembly, front or fused-subtree index is registered here (the
+    // shared-memory executor uploads them through gpu_assembly_cache; not
+    // done under MPI yet): assembly, subtree and front tasks stay on CPUs,
+    // the tile kernels may run on GPUs.
     const bool cpu_only = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add ||
                           task.kind == TaskKind::subtree || task.kind == TaskKind::front;
     const unsigned long long where = cpu_only ? STARPU_CPU : task_codelet(task.kind)->where;

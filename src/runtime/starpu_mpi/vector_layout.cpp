@@ -114,12 +114,14 @@ void redistribute(const VectorLayout& from, const double* in, idx_t ldi, const V
   }
   MPI_Alltoallv(spos.data(), scount.data(), sdispl.data(), MPI_LONG_LONG, rpos.data(), rcount.data(),
                 rdispl.data(), MPI_LONG_LONG, comm);
-  auto scale = [&](std::vector<int> v) {
-    for (int& x : v) x *= static_cast<int>(nrhs);
-    return v;
-  };
-  MPI_Alltoallv(sval.data(), scale(scount).data(), scale(sdispl).data(), MPI_DOUBLE, rval.data(),
-                scale(rcount).data(), scale(rdispl).data(), MPI_DOUBLE, comm);
+  // The values travel as rows of nrhs doubles (one MPI datatype), so counts
+  // and displacements stay in rows: no int overflow for n·nrhs > 2³¹.
+  MPI_Datatype row;
+  MPI_Type_contiguous(static_cast<int>(nrhs), MPI_DOUBLE, &row);
+  MPI_Type_commit(&row);
+  MPI_Alltoallv(sval.data(), scount.data(), sdispl.data(), row, rval.data(), rcount.data(), rdispl.data(), row,
+                comm);
+  MPI_Type_free(&row);
   for (std::size_t q = 0; q < rpos.size(); ++q)
     for (idx_t c = 0; c < nrhs; ++c) out[rpos[q] + c * ldo] = rval[q * nrhs + c];
 }

@@ -53,8 +53,8 @@ Status block_layout(idx_t n, idx_t first, idx_t count, MPI_Comm comm, VectorLayo
 /// out (this rank's rows in layout `to`, nrhs columns, leading dimension
 /// ldo) = the same rows taken from in (this rank's rows in layout `from`,
 /// leading dimension ldi). Collective; the layouts must describe the same n
-/// on every rank. Message sizes are int (MPI): at most 2³¹−1 doubles per
-/// pair of ranks.
+/// on every rank. Values travel as rows of nrhs doubles (an MPI contiguous
+/// type): MPI's int counts limit a rank to 2³¹−1 rows and nrhs to 2³¹−1.
 void redistribute(const VectorLayout& from, const double* in, idx_t ldi, const VectorLayout& to, double* out,
                   idx_t ldo, idx_t nrhs, MPI_Comm comm);
 
