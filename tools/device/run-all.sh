@@ -45,7 +45,9 @@ if [ "$ngpu" -gt 1 ]; then
     timeout 40 "$b/bin/gpu_bench" --repeat 3 --ncpu 16 --ncuda "$n" "${q[@]}" "${g[@]}" lap3d:60 lap3d:60:27 2>&1
   done | grep -v perf_model_add_dir | tee "$out/multigpu.md"
 fi
-for n in $(seq 1 "$ngpu" | sort -u | sed -n '1p;$p' | sort -u); do
+gpus=(1)
+[ "$ngpu" -gt 1 ] && gpus+=("$ngpu")
+for n in "${gpus[@]}"; do
   timeout 75 "$b/bin/gpu_bench" --repeat 2 --ncpu 16 --ncuda "$n" "${q[@]}" "${g[@]}" lap3d:100 2>&1
 done | grep -v perf_model_add_dir | tee "$out/large.md"
 timeout 60 "$b/bin/gpu_bench" --fused --repeat 20 --ncpu 16 "$b"/data/spd/activsg2000_hykkt_10.mtx \
