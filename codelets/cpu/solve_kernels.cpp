@@ -7,28 +7,78 @@
 
 namespace starfront {
 namespace {
-void copy_front(const std::vector<double>& w, idx_t m, idx_t nrhs, double* out, idx_t ld) {
-  for (idx_t c = 0; c < nrhs; ++c) std::copy(w.data() + c * m, w.data() + (c + 1) * m, out + c * ld);
+/// The m × nrhs front vector at w (leading dimension m) into out (ld).
+void copy_front(const double* w, idx_t m, idx_t nrhs, double* out, idx_t ld) {
+  for (idx_t c = 0; c < nrhs; ++c) std::copy(w + c * m, w + (c + 1) * m, out + c * ld);
+}
+
+/// ws.stack holds at least `need` doubles (existing contents kept).
+double* reserve(SolveScratch& ws, idx_t need) {
+  if (static_cast<idx_t>(ws.stack.size()) < need) ws.stack.resize(static_cast<std::size_t>(need));
+  return ws.stack.data();
 }
 }  // namespace
 
 void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t nrhs, bool trans) {
   if (b == 0 || nrhs == 0) return;
-  cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
-              static_cast<int>(b), static_cast<int>(nrhs), 1.0, L, static_cast<int>(ldl), x, static_cast<int>(ld));
+  if (b * b * nrhs > 2 * kSolveLoopMaxWork) {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
+                static_cast<int>(b), static_cast<int>(nrhs), 1.0, L, static_cast<int>(ldl), x,
+                static_cast<int>(ld));
+    return;
+  }
+  for (idx_t c = 0; c < nrhs; ++c) {
+    double* xc = x + c * ld;
+    if (!trans) {  // column sweep: x_j /= l_jj, then x_{j+1:b} -= l_{j+1:b,j} x_j
+      for (idx_t j = 0; j < b; ++j) {
+        const double* lj = L + j * ldl;
+        const double xj = xc[j] / lj[j];
+        xc[j] = xj;
+        for (idx_t i = j + 1; i < b; ++i) xc[i] -= lj[i] * xj;
+      }
+    } else {  // x_j = (x_j - l_{j+1:b,j}ᵀ x_{j+1:b}) / l_jj, j from the last
+      for (idx_t j = b; j-- > 0;) {
+        const double* lj = L + j * ldl;
+        double t = 0.0;
+        for (idx_t i = j + 1; i < b; ++i) t += lj[i] * xc[i];
+        xc[j] = (xc[j] - t) / lj[j];
+      }
+    }
+  }
 }
 
 void gemm_vector(const double* L, idx_t ldl, idx_t rows, idx_t cols, const double* x, idx_t ldx, double* y,
                  idx_t ldy, idx_t nrhs, bool trans) {
   if (rows == 0 || cols == 0 || nrhs == 0) return;
-  if (!trans)
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(nrhs),
-                static_cast<int>(cols), -1.0, L, static_cast<int>(ldl), x, static_cast<int>(ldx), 1.0, y,
-                static_cast<int>(ldy));
-  else
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<int>(cols), static_cast<int>(nrhs),
-                static_cast<int>(rows), -1.0, L, static_cast<int>(ldl), x, static_cast<int>(ldx), 1.0, y,
-                static_cast<int>(ldy));
+  if (rows * cols * nrhs > kSolveLoopMaxWork) {
+    if (!trans)
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(nrhs),
+                  static_cast<int>(cols), -1.0, L, static_cast<int>(ldl), x, static_cast<int>(ldx), 1.0, y,
+                  static_cast<int>(ldy));
+    else
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<int>(cols), static_cast<int>(nrhs),
+                  static_cast<int>(rows), -1.0, L, static_cast<int>(ldl), x, static_cast<int>(ldx), 1.0, y,
+                  static_cast<int>(ldy));
+    return;
+  }
+  for (idx_t c = 0; c < nrhs; ++c) {
+    const double* xc = x + c * ldx;
+    double* yc = y + c * ldy;
+    if (!trans) {  // y -= Σ_j l_j x_j (axpy per column of L)
+      for (idx_t j = 0; j < cols; ++j) {
+        const double* lj = L + j * ldl;
+        const double xj = xc[j];
+        for (idx_t i = 0; i < rows; ++i) yc[i] -= lj[i] * xj;
+      }
+    } else {  // y_j -= l_jᵀ x (a dot product per column of L)
+      for (idx_t j = 0; j < cols; ++j) {
+        const double* lj = L + j * ldl;
+        double t = 0.0;
+        for (idx_t i = 0; i < rows; ++i) t += lj[i] * xc[i];
+        yc[j] -= t;
+      }
+    }
+  }
 }
 
 void add_child_updates(const FrontPlan& P, idx_t s, idx_t r0, idx_t r1, double* seg, idx_t ld, idx_t nrhs,
@@ -63,64 +113,92 @@ void gather_from_parent(const FrontPlan& P, idx_t s, idx_t r0, idx_t r1, double*
 }
 
 void forward_unit(const FrontPlan& P, idx_t first, idx_t root, const double* L, double* y, idx_t ldy,
-                  idx_t nrhs, const std::vector<VectorPiece>& children, double* w_root, idx_t ldw) {
+                  idx_t nrhs, const std::vector<VectorPiece>& children, double* w_root, idx_t ldw,
+                  SolveScratch* scratch) {
+  SolveScratch local;
+  SolveScratch& ws = scratch ? *scratch : local;
   const SymbolicFactor& S = *P.symbolic;
   const idx_t base = P.l_offset[first], row0 = S.super_start[first];
-  std::vector<std::vector<double>> W(static_cast<std::size_t>(root - first + 1));
-  std::vector<VectorPiece> inner(1);
+  ws.loc.resize(static_cast<std::size_t>(root - first + 1));
+  ws.one.resize(1);
+  idx_t top = 0;  // the stack holds the vectors of the fronts whose parent is still to come
   for (idx_t s = first; s <= root; ++s) {
     const idx_t m = P.front_order(s), k = P.ncols(s), f = S.super_start[s] - row0;
-    std::vector<double>& w = W[s - first];
-    w.assign(static_cast<std::size_t>(m * nrhs), 0.0);
-    for (idx_t c = 0; c < nrhs; ++c) std::copy(y + f + c * ldy, y + f + k + c * ldy, w.data() + c * m);
+    idx_t lo = top;  // the unit's own children of s: the vectors at [lo, top)
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+      if (P.child_list[q] >= first) lo = std::min(lo, ws.loc[P.child_list[q] - first]);
+    double* stack = reserve(ws, top + m * nrhs);
+    double* w = stack + top;
+    for (idx_t c = 0; c < nrhs; ++c) {
+      std::copy(y + f + c * ldy, y + f + k + c * ldy, w + c * m);
+      std::fill(w + c * m + k, w + (c + 1) * m, 0.0);
+    }
     for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
       const idx_t ch = P.child_list[q];
       if (ch < first) continue;  // outside the unit: among `children`
-      inner[0] = {ch, 0, P.front_order(ch), W[ch - first].data(), P.front_order(ch)};
-      add_child_updates(P, s, 0, m, w.data(), m, nrhs, inner);
-      std::vector<double>().swap(W[ch - first]);
+      ws.one[0] = {ch, 0, P.front_order(ch), stack + ws.loc[ch - first], P.front_order(ch)};
+      add_child_updates(P, s, 0, m, w, m, nrhs, ws.one);
     }
-    add_child_updates(P, s, 0, m, w.data(), m, nrhs, children);
+    if (!children.empty()) add_child_updates(P, s, 0, m, w, m, nrhs, children);
     const double* Ls = L + (P.l_offset[s] - base);
-    trsm_vector(Ls, m, k, w.data(), m, nrhs, false);
-    gemm_vector(Ls + k, m, m - k, k, w.data(), m, w.data() + k, m, nrhs, false);
-    for (idx_t c = 0; c < nrhs; ++c) std::copy(w.data() + c * m, w.data() + k + c * m, y + f + c * ldy);
+    trsm_vector(Ls, m, k, w, m, nrhs, false);
+    gemm_vector(Ls + k, m, m - k, k, w, m, w + k, m, nrhs, false);
+    for (idx_t c = 0; c < nrhs; ++c) std::copy(w + c * m, w + k + c * m, y + f + c * ldy);
+    if (lo < top) std::copy(w, w + m * nrhs, stack + lo);  // down over the consumed updates (std::copy may
+                                                           // overlap when it moves towards the front)
+    ws.loc[s - first] = lo;
+    top = lo + m * nrhs;
   }
-  if (w_root) copy_front(W[root - first], P.front_order(root), nrhs, w_root, ldw);
+  if (w_root) copy_front(ws.stack.data() + ws.loc[root - first], P.front_order(root), nrhs, w_root, ldw);
 }
 
 void backward_unit(const FrontPlan& P, idx_t first, idx_t root, const double* L, double* y, idx_t ldy,
-                   idx_t nrhs, const std::vector<VectorPiece>& parent, double* x_root, idx_t ldw) {
+                   idx_t nrhs, const std::vector<VectorPiece>& parent, double* x_root, idx_t ldw,
+                   SolveScratch* scratch) {
+  SolveScratch local;
+  SolveScratch& ws = scratch ? *scratch : local;
   const SymbolicFactor& S = *P.symbolic;
   const idx_t base = P.l_offset[first], row0 = S.super_start[first];
-  std::vector<std::vector<double>> X(static_cast<std::size_t>(root - first + 1));
-  std::vector<VectorPiece> inner(1);
+  ws.loc.resize(static_cast<std::size_t>(root - first + 1));
+  ws.chain.clear();
+  ws.one.resize(1);
+  idx_t top = 0;  // the stack holds the vectors of the chain: ancestors of the front being solved
   for (idx_t s = root; s >= first; --s) {
     const idx_t m = P.front_order(s), k = P.ncols(s), f = S.super_start[s] - row0, p = S.super_parent[s];
-    std::vector<double>& x = X[s - first];
-    x.assign(static_cast<std::size_t>(m * nrhs), 0.0);
-    for (idx_t c = 0; c < nrhs; ++c) std::copy(y + f + c * ldy, y + f + k + c * ldy, x.data() + c * m);
+    // Fronts above s in the chain that are not its parent are done (postorder:
+    // every child of theirs has a larger index than s). A unit is a subtree
+    // (every front but the root has its parent in it), so the root stays.
+    while (!ws.chain.empty() && ws.chain.back() != p) {
+      top = ws.loc[ws.chain.back() - first];
+      ws.chain.pop_back();
+    }
+    double* stack = reserve(ws, top + m * nrhs);
+    double* x = stack + top;
+    for (idx_t c = 0; c < nrhs; ++c) std::copy(y + f + c * ldy, y + f + k + c * ldy, x + c * m);
     if (m > k) {
       if (p >= first && p <= root) {
-        inner[0] = {p, 0, P.front_order(p), X[p - first].data(), P.front_order(p)};
-        gather_from_parent(P, s, k, m, x.data() + k, m, nrhs, inner);
+        ws.one[0] = {p, 0, P.front_order(p), stack + ws.loc[p - first], P.front_order(p)};
+        gather_from_parent(P, s, k, m, x + k, m, nrhs, ws.one);
       } else {
-        gather_from_parent(P, s, k, m, x.data() + k, m, nrhs, parent);
+        gather_from_parent(P, s, k, m, x + k, m, nrhs, parent);
       }
     }
     const double* Ls = L + (P.l_offset[s] - base);
-    gemm_vector(Ls + k, m, m - k, k, x.data() + k, m, x.data(), m, nrhs, true);
-    trsm_vector(Ls, m, k, x.data(), m, nrhs, true);
-    for (idx_t c = 0; c < nrhs; ++c) std::copy(x.data() + c * m, x.data() + k + c * m, y + f + c * ldy);
+    gemm_vector(Ls + k, m, m - k, k, x + k, m, x, m, nrhs, true);
+    trsm_vector(Ls, m, k, x, m, nrhs, true);
+    for (idx_t c = 0; c < nrhs; ++c) std::copy(x + c * m, x + k + c * m, y + f + c * ldy);
+    ws.loc[s - first] = top;
+    ws.chain.push_back(s);
+    top += m * nrhs;
   }
-  if (x_root) copy_front(X[root - first], P.front_order(root), nrhs, x_root, ldw);
+  if (x_root) copy_front(ws.stack.data() + ws.loc[root - first], P.front_order(root), nrhs, x_root, ldw);
 }
 
 namespace {
-/// The vector pieces among accesses [from, to) of task t.
-std::vector<VectorPiece> pieces(const SolveGraph& S, const SolveTask& t, idx_t from, idx_t to, double* const* ptr,
-                                const idx_t* ld) {
-  std::vector<VectorPiece> out;
+/// out = the vector pieces among accesses [from, to) of task t.
+const std::vector<VectorPiece>& pieces(const SolveGraph& S, const SolveTask& t, idx_t from, idx_t to,
+                                       double* const* ptr, const idx_t* ld, std::vector<VectorPiece>& out) {
+  out.clear();
   for (idx_t a = from; a < to; ++a) {
     const SolveHandle& h = S.handles[S.accesses[t.acc_begin + a].handle];
     out.push_back({h.front, h.frow0, h.rows, ptr[a], ld[a]});
@@ -129,7 +207,10 @@ std::vector<VectorPiece> pieces(const SolveGraph& S, const SolveTask& t, idx_t f
 }
 }  // namespace
 
-void run_solve_task_cpu(const SolveGraph& S, idx_t task, idx_t nrhs, double* const* ptr, const idx_t* ld) {
+void run_solve_task_cpu(const SolveGraph& S, idx_t task, idx_t nrhs, double* const* ptr, const idx_t* ld,
+                        SolveScratch* scratch) {
+  SolveScratch local;
+  SolveScratch& ws = scratch ? *scratch : local;
   const SolveTask& t = S.tasks[task];
   const TaskGraph& G = *S.graph;
   const FrontPlan& P = *G.plan;
@@ -140,23 +221,25 @@ void run_solve_task_cpu(const SolveGraph& S, idx_t task, idx_t nrhs, double* con
     case SolveTaskKind::bwd_unit: {
       // factor panel, own rows, [the root's front vector (W)], pieces.
       const bool out = na > 2 && S.accesses[t.acc_begin + 2].mode == AccessMode::W;
-      const std::vector<VectorPiece> in = pieces(S, t, out ? 3 : 2, na, ptr, ld);
+      const std::vector<VectorPiece>& in = pieces(S, t, out ? 3 : 2, na, ptr, ld, ws.pieces);
       if (t.kind == SolveTaskKind::fwd_unit)
-        forward_unit(P, t.first_front, s, ptr[0], ptr[1], ld[1], nrhs, in, out ? ptr[2] : nullptr, out ? ld[2] : 0);
+        forward_unit(P, t.first_front, s, ptr[0], ptr[1], ld[1], nrhs, in, out ? ptr[2] : nullptr, out ? ld[2] : 0,
+                     &ws);
       else
-        backward_unit(P, t.first_front, s, ptr[0], ptr[1], ld[1], nrhs, in, out ? ptr[2] : nullptr, out ? ld[2] : 0);
+        backward_unit(P, t.first_front, s, ptr[0], ptr[1], ld[1], nrhs, in, out ? ptr[2] : nullptr,
+                      out ? ld[2] : 0, &ws);
       break;
     }
     case SolveTaskKind::fwd_init: {
       const idx_t r0 = G.bound(s, t.i), r1 = G.bound(s, t.i + 1);
       if (S.accesses[t.acc_begin].mode == AccessMode::W)  // a CB segment starts at 0
         for (idx_t c = 0; c < nrhs; ++c) std::fill(ptr[0] + c * ld[0], ptr[0] + c * ld[0] + (r1 - r0), 0.0);
-      add_child_updates(P, s, r0, r1, ptr[0], ld[0], nrhs, pieces(S, t, 1, na, ptr, ld));
+      add_child_updates(P, s, r0, r1, ptr[0], ld[0], nrhs, pieces(S, t, 1, na, ptr, ld, ws.pieces));
       break;
     }
     case SolveTaskKind::bwd_init:
       gather_from_parent(P, s, G.bound(s, t.i), G.bound(s, t.i + 1), ptr[0], ld[0], nrhs,
-                         pieces(S, t, 1, na, ptr, ld));
+                         pieces(S, t, 1, na, ptr, ld, ws.pieces));
       break;
     case SolveTaskKind::fwd_trsm:
     case SolveTaskKind::bwd_trsm:

@@ -9,6 +9,7 @@
 #include "runtime/starpu/starpu_executor.hpp"
 #include "plan/rank_mapping.hpp"
 #include "solve/graph_solve.hpp"
+#include "solve/ldlt_solve.hpp"
 #include "solve/solve.hpp"
 
 namespace starfront {
@@ -16,7 +17,7 @@ namespace starfront {
 Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
                        const GraphOptions& graph_opts) {
   analysed_ = factorized_ = false;
-  process_solve_for_ = nullptr;
+  process_solve_ = ProcessSolve{};
   const auto t0 = std::chrono::steady_clock::now();
   Status st = starfront::analyse(A, opts, sym_);
   if (!st.ok()) return st;
@@ -129,15 +130,9 @@ Status Solver::run_method(const CscMatrix& A, const FactorOptions& opts, Executo
   return st;
 }
 
-Status Solver::prepare_process_solve() const {
-  const TaskGraph& G = factorized_graph();
-  if (process_solve_for_ == &G && process_solve_build_ == G.build_id) return Status::success();
-  process_solve_for_ = nullptr;
-  RankMapping one;
-  Status st = map_graph(G, 1, one);
-  if (st.ok()) st = build_solve_graph(G, one, process_solve_);
-  if (st.ok()) process_solve_for_ = &G, process_solve_build_ = G.build_id;
-  return st;
+Status Solver::prepare_process_solve(const TaskGraph& G) {
+  if (process_solve_.built_for(G)) return Status::success();
+  return process_solve_.build(G);
 }
 
 Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec) {
@@ -157,8 +152,12 @@ Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, 
     G = &graph_untiled_;
   }
   last_graph_ = G;
-  return exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
-                                  : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
+  Status st = exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
+                                       : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
+  // The one-process solve is compiled here, once per graph, not in the
+  // const solve() (which several threads may call at once).
+  if (st.ok() && !factor_.is_ldlt()) st = prepare_process_solve(*G);
+  return st;
 }
 
 Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
@@ -167,15 +166,29 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
   if (factor_.Lx.size() != static_cast<std::size_t>(plan_.factor_size()))
     return Status::error(StatusCode::invalid_argument,
                          "the factor is distributed over MPI ranks: use the collective solve_mpi");
-  stats_.refine = RefineInfo{};
-  if (factor_.is_ldlt()) return solve_refined(a_, factor_, B, nrhs, ldb, refine_steps_, &stats_.refine);
-  if (Status st = prepare_process_solve(); !st.ok()) return st;
-  return refine_with(
+  if (!factor_.is_ldlt() && !process_solve_.built_for(factorized_graph()))
+    return Status::error(StatusCode::invalid_argument, "solve: the factorised graph has no compiled solve");
+  std::unique_ptr<SolveWorkspace> ws;
+  {
+    std::lock_guard<std::mutex> lock(pool_->mutex);
+    if (!pool_->free.empty()) ws = std::move(pool_->free.back()), pool_->free.pop_back();
+  }
+  if (!ws) ws = std::make_unique<SolveWorkspace>();
+  const idx_t ldx = std::max<idx_t>(1, a_.n);
+  RefineInfo info;
+  const Status st = refine_with(
       a_,
       [&](double* X, idx_t ncols) {
-        return solve_in_place_graph(process_solve_, factor_, X, ncols, std::max<idx_t>(1, a_.n));
+        if (factor_.is_ldlt())
+          return solve_permuted_with(
+              factor_, X, ncols, ldx, [&](double* Y, idx_t r) { ldlt_solve_permuted(factor_, Y, r); }, &ws->x);
+        return process_solve_.solve(factor_, X, ncols, ldx, *ws);
       },
-      B, nrhs, ldb, refine_steps_, &stats_.refine);
+      B, nrhs, ldb, refine_steps_, &info);
+  std::lock_guard<std::mutex> lock(pool_->mutex);
+  stats_.refine = info;
+  pool_->free.push_back(std::move(ws));
+  return st;
 }
 
 #ifdef STARFRONT_HAVE_MPI

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "analysis/symbolic.hpp"
 #include "plan/cb_slots.hpp"
@@ -12,6 +14,7 @@
 #include "plan/solve_graph.hpp"
 #include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
+#include "solve/graph_solve.hpp"
 #include "solve/refine.hpp"
 
 #ifdef STARFRONT_HAVE_MPI
@@ -38,7 +41,10 @@ struct SolverStats {
 };
 
 /// Analyse / factorise / solve of one sparse symmetric matrix.
-/// Not thread-safe: use one Solver per thread.
+/// Not thread-safe, except that several threads may call the const
+/// solve() at once (each takes its own workspace; stats().refine is then
+/// the outcome of the solve that finished last). Nothing may run
+/// concurrently with analyse / factorize / refactorize.
 class Solver {
  public:
   /// Symbolic analysis of the lower CSC matrix A, construction of the plan
@@ -128,9 +134,13 @@ class Solver {
   /// with up to FactorOptions::refine_steps steps of iterative refinement
   /// (stats().refine reports them; refine_with: all right-hand sides solved
   /// together). LLᵀ: by the tasks of the factorised graph's solve graph run
-  /// in this process (solve/graph_solve.hpp), the same arithmetic as the
-  /// distributed solve_mpi; LDLᵀ: solve/ldlt_solve.hpp.
-  /// Errors: invalid_argument (no successful factorisation, bad sizes).
+  /// in this process (solve/graph_solve.hpp: ProcessSolve, compiled at the
+  /// first LLᵀ factorisation of a graph), the same arithmetic as the
+  /// distributed solve_mpi (bitwise the same solution); LDLᵀ:
+  /// solve/ldlt_solve.hpp. Workspace: reused from earlier solves (one per
+  /// concurrent caller), so repeated solves allocate only O(n) refinement
+  /// vectors. Errors: invalid_argument (no successful factorisation, bad
+  /// sizes), runtime_error (overflow; refinement could not reach 1.5e-8).
   Status solve(double* B, idx_t nrhs, idx_t ldb) const;
 
   /// The factorisation that ran last (llt, ldlt or quasi_definite).
@@ -162,9 +172,16 @@ class Solver {
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
   /// run_factorization for opts.method, with `automatic`'s fallback to ldlt.
   Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec);
-  /// Builds process_solve_ for the factorised graph (once per graph; at the
-  /// first LLᵀ solve after any factorisation path).
-  Status prepare_process_solve() const;
+  /// Builds process_solve_ for graph G unless it is built for it already
+  /// (after each successful LLᵀ factorisation; once per graph).
+  Status prepare_process_solve(const TaskGraph& G);
+
+  /// Solve workspaces, reused across solves; a concurrent solve() takes
+  /// another one (or a new one). Behind a pointer so that Solver stays movable.
+  struct SolvePool {
+    std::mutex mutex;  ///< guards `free` and the solve's write of stats_.refine
+    std::vector<std::unique_ptr<SolveWorkspace>> free;
+  };
 
   SymbolicFactor sym_;
   FrontPlan plan_;
@@ -176,9 +193,8 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   NumericFactor factor_;
-  mutable SolveGraph process_solve_;      // solve graph of last_graph_ on one rank (LLᵀ solves)
-  mutable const TaskGraph* process_solve_for_ = nullptr;
-  mutable std::uint64_t process_solve_build_ = 0;
+  ProcessSolve process_solve_;     // one-process solve of last_graph_ (LLᵀ solves)
+  std::unique_ptr<SolvePool> pool_ = std::make_unique<SolvePool>();
   bool analysed_ = false, factorized_ = false;
   mutable SolverStats stats_;
 #ifdef STARFRONT_HAVE_MPI

@@ -58,7 +58,8 @@ void backward(const FrontPlan& P, const double* Lx, double* X, idx_t nrhs, std::
 }  // namespace
 
 Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
-                           const std::function<void(double* X, idx_t nrhs)>& core) {
+                           const std::function<void(double* X, idx_t nrhs)>& core,
+                           std::vector<double>* work) {
   if (!F.plan || static_cast<idx_t>(F.Lx.size()) != F.plan->factor_size())
     return Status::error(StatusCode::invalid_argument, "solve called without a valid factor");
   const FrontPlan& P = *F.plan;
@@ -74,10 +75,13 @@ Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t 
         return Status::error(StatusCode::invalid_argument,
                              "solve: entry " + std::to_string(i + 1) + " of right-hand side " +
                                  std::to_string(c + 1) + " is not finite");
-  std::vector<double> X(P.n * nrhs);
+  std::vector<double> local;
+  std::vector<double>& Xv = work ? *work : local;
+  if (static_cast<idx_t>(Xv.size()) < P.n * nrhs) Xv.resize(static_cast<std::size_t>(P.n * nrhs));
+  double* X = Xv.data();
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
-  core(X.data(), nrhs);
+  core(X, nrhs);
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k)
       if (!std::isfinite(X[k + c * P.n]))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "solve/factor.hpp"
 
@@ -23,8 +24,11 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb);
 /// solve_in_place's checks, permutation and overflow test around another
 /// substitution: core(X, nrhs) overwrites X (n×nrhs, leading dimension n,
 /// final numbering) with (P A Pᵀ)⁻¹ X using F. Same errors as solve_in_place.
+/// work: where the permuted copy X lives (grown as needed and reused; null:
+/// a vector allocated for this call).
 Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
-                           const std::function<void(double* X, idx_t nrhs)>& core);
+                           const std::function<void(double* X, idx_t nrhs)>& core,
+                           std::vector<double>* work = nullptr);
 
 /// Normwise backward error of x for A x = b:
 ///   ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞), 0 when the denominator is 0, +∞ when
