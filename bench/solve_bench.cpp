@@ -4,16 +4,21 @@
 // the factorisations run in process (Executor::sequential), the solves are
 // sequential on both sides (OpenBLAS with one thread for CHOLMOD too).
 //
-// Usage: solve_bench [--repeat K] [--nrhs R1,R2,...] [--workers W] [--ldlt] INPUT...
+// Usage: solve_bench [--repeat K] [--nrhs R1,R2,...] [--workers W] [--ldlt] [--wall] INPUT...
 //   INPUT: a Matrix Market file, or lap3d:N[:27] / lap2d:N (generated).
 //   --workers W: GraphOptions::workers of the analysis (the task graph, hence
 //   the solve's units, depends on it; the CLI uses --ncpu), default 2.
 //   --ldlt: starfront factorises with method ldlt (CHOLMOD stays LLᵀ).
+//   --wall: time with the wall clock; by default the calling thread's CPU
+//   time (CLOCK_THREAD_CPUTIME_ID): everything timed runs in that thread,
+//   and on a shared machine it leaves out the time spent descheduled.
 // Per input and nrhs, the median of K (default 20) timed calls after one
 // warm-up, in milliseconds:
 //   solve      Solver::solve without refinement (checks, permutation, sweep)
 //   refined    Solver::solve with FactorOptions' default refinement
 //              (up to 3 steps; "steps" is what it took)
+//   core       ProcessSolve::solve: checks, permutation and sweep, without
+//              the backward error (LLᵀ only)
 //   sweep      the substitution alone on the permuted vector (ProcessSolve::run;
 //              LLᵀ only)
 //   graph      the solve graph run by solve_in_place_graph: every solve
@@ -31,6 +36,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -45,8 +51,16 @@ using namespace starfront::bench;
 
 namespace {
 
+bool g_wall = false;  // --wall: wall clock instead of the thread's CPU time
+
+/// The calling thread's CPU time (every solve here runs in this thread:
+/// OpenBLAS has one thread), or with --wall the wall clock, in seconds.
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (g_wall)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 /// Median in ms of `repeat` timed calls of f after one warm-up; -1 when f fails.
@@ -113,12 +127,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--nrhs") && a + 1 < argc) nrhs_list = parse_list(argv[++a]);
     else if (!std::strcmp(argv[a], "--workers") && a + 1 < argc) workers = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--ldlt")) ldlt = true;
+    else if (!std::strcmp(argv[a], "--wall")) g_wall = true;
     else inputs.push_back(argv[a]);
   }
   openblas_set_num_threads(1);
-  std::printf("| matrix | method | n | nnz(L) | nrhs | solve ms | refined ms (steps) | sweep ms | graph ms | colseq ms "
+  std::printf("| matrix | method | n | nnz(L) | nrhs | solve ms | refined ms (steps) | core ms | sweep ms | graph ms | colseq ms "
               "| berr ms | CHOLMOD ms | solve/CHOLMOD | berr starfront | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& in : inputs) {
     CscMatrix A;
     if (Status st = load(in, A); !st.ok()) {
@@ -177,9 +192,10 @@ int main(int argc, char** argv) {
         steps = r.stats().refine.steps;
         return ok;
       });
-      double t_sweep = -1, t_graph = -1;
+      double t_sweep = -1, t_graph = -1, t_core = -1;
 #ifndef SOLVE_BENCH_BEFORE
       if (!F.is_ldlt()) {
+        t_core = time_ms(repeat, [&] { fresh(); return ps.solve(F, X.data(), nrhs, ld, ws).ok(); });
         std::vector<double> Y = B;  // the values do not matter for the time; finite throughout
         t_sweep = time_ms(repeat, [&] { Y = B; ps.run(F.Lx.data(), Y.data(), nrhs, ld, ws); return true; });
         t_graph = time_ms(repeat, [&] { fresh(); return solve_in_place_graph(S, F, X.data(), nrhs, ld).ok(); });
@@ -208,9 +224,9 @@ int main(int argc, char** argv) {
         cholmod_free_dense(&Xc, &ch.c);
       }
       cholmod_free_dense(&Bc, &ch.c);
-      std::printf("| %s | %s | %lld | %lld | %d | %.3f | %.3f (%d) | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1e | %.1e |\n",
+      std::printf("| %s | %s | %lld | %lld | %d | %.3f | %.3f (%d) | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1e | %.1e |\n",
                   name.c_str(), ldlt ? "ldlt" : "llt", static_cast<long long>(n),
-                  static_cast<long long>(s.symbolic().nnz_l_exact), nrhs, t_solve, t_ref, steps, t_sweep, t_graph,
+                  static_cast<long long>(s.symbolic().nnz_l_exact), nrhs, t_solve, t_ref, steps, t_core, t_sweep, t_graph,
                   t_col, t_berr, t_chol, t_solve / t_chol, be, be_c);
       std::fflush(stdout);
     }

@@ -12,6 +12,22 @@ void copy_front(const double* w, idx_t m, idx_t nrhs, double* out, idx_t ld) {
   for (idx_t c = 0; c < nrhs; ++c) std::copy(w + c * m, w + (c + 1) * m, out + c * ld);
 }
 
+/// Σ a[i] b[i] over i < len, in four interleaved partial sums (a fixed
+/// order, so deterministic; it lets the additions overlap, which one
+/// running sum does not).
+inline double dot(const double* a, const double* b, idx_t len) {
+  double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+  idx_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    t0 += a[i] * b[i];
+    t1 += a[i + 1] * b[i + 1];
+    t2 += a[i + 2] * b[i + 2];
+    t3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < len; ++i) t0 += a[i] * b[i];
+  return (t0 + t1) + (t2 + t3);
+}
+
 /// ws.stack holds at least `need` doubles (existing contents kept).
 double* reserve(SolveScratch& ws, idx_t need) {
   if (static_cast<idx_t>(ws.stack.size()) < need) ws.stack.resize(static_cast<std::size_t>(need));
@@ -27,21 +43,25 @@ void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t
                 static_cast<int>(ld));
     return;
   }
-  for (idx_t c = 0; c < nrhs; ++c) {
-    double* xc = x + c * ld;
-    if (!trans) {  // column sweep: x_j /= l_jj, then x_{j+1:b} -= l_{j+1:b,j} x_j
-      for (idx_t j = 0; j < b; ++j) {
-        const double* lj = L + j * ldl;
+  // Loops over the right-hand sides innermost but one, so that a column of
+  // L is read once for all of them; every entry of x sees the same
+  // operations in the same order whatever nrhs is.
+  if (!trans) {  // column sweep: x_j /= l_jj, then x_{j+1:b} -= l_{j+1:b,j} x_j
+    for (idx_t j = 0; j < b; ++j) {
+      const double* lj = L + j * ldl;
+      for (idx_t c = 0; c < nrhs; ++c) {
+        double* xc = x + c * ld;
         const double xj = xc[j] / lj[j];
         xc[j] = xj;
         for (idx_t i = j + 1; i < b; ++i) xc[i] -= lj[i] * xj;
       }
-    } else {  // x_j = (x_j - l_{j+1:b,j}ᵀ x_{j+1:b}) / l_jj, j from the last
-      for (idx_t j = b; j-- > 0;) {
-        const double* lj = L + j * ldl;
-        double t = 0.0;
-        for (idx_t i = j + 1; i < b; ++i) t += lj[i] * xc[i];
-        xc[j] = (xc[j] - t) / lj[j];
+    }
+  } else {  // x_j = (x_j - l_{j+1:b,j}ᵀ x_{j+1:b}) / l_jj, j from the last
+    for (idx_t j = b; j-- > 0;) {
+      const double* lj = L + j * ldl;
+      for (idx_t c = 0; c < nrhs; ++c) {
+        double* xc = x + c * ld;
+        xc[j] = (xc[j] - dot(lj + j + 1, xc + j + 1, b - j - 1)) / lj[j];
       }
     }
   }
@@ -61,21 +81,16 @@ void gemm_vector(const double* L, idx_t ldl, idx_t rows, idx_t cols, const doubl
                   static_cast<int>(ldy));
     return;
   }
-  for (idx_t c = 0; c < nrhs; ++c) {
-    const double* xc = x + c * ldx;
-    double* yc = y + c * ldy;
-    if (!trans) {  // y -= Σ_j l_j x_j (axpy per column of L)
-      for (idx_t j = 0; j < cols; ++j) {
-        const double* lj = L + j * ldl;
+  for (idx_t j = 0; j < cols; ++j) {  // a column of L once for every right-hand side
+    const double* lj = L + j * ldl;
+    for (idx_t c = 0; c < nrhs; ++c) {
+      const double* xc = x + c * ldx;
+      double* yc = y + c * ldy;
+      if (!trans) {  // y -= l_j x_j (an axpy)
         const double xj = xc[j];
         for (idx_t i = 0; i < rows; ++i) yc[i] -= lj[i] * xj;
-      }
-    } else {  // y_j -= l_jᵀ x (a dot product per column of L)
-      for (idx_t j = 0; j < cols; ++j) {
-        const double* lj = L + j * ldl;
-        double t = 0.0;
-        for (idx_t i = 0; i < rows; ++i) t += lj[i] * xc[i];
-        yc[j] -= t;
+      } else {  // y_j -= l_jᵀ x (a dot product)
+        yc[j] -= dot(lj, xc, rows);
       }
     }
   }

@@ -83,6 +83,7 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   PhaseTimer keep;
   if (factorized_) {
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
+    norm_a_ = symmetric_norm_inf(a_);
     refine_steps_ = opts.refine_steps;
   }
   FactorStats& fs = stats_.factor;
@@ -111,7 +112,10 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   timer.lap(t_check);
   st = run_method(a_, opts, exec);
   factorized_ = st.ok();
-  if (factorized_) refine_steps_ = opts.refine_steps;
+  if (factorized_) {
+    refine_steps_ = opts.refine_steps;
+    norm_a_ = symmetric_norm_inf(a_);
+  }
   FactorStats& fs = stats_.factor;
   fs.phases.check += t_check;
   fs.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -168,12 +172,13 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
                          "the factor is distributed over MPI ranks: use the collective solve_mpi");
   if (!factor_.is_ldlt() && !process_solve_.built_for(factorized_graph()))
     return Status::error(StatusCode::invalid_argument, "solve: the factorised graph has no compiled solve");
-  std::unique_ptr<SolveWorkspace> ws;
+  std::unique_ptr<SolveBuffers> ws;
   {
     std::lock_guard<std::mutex> lock(pool_->mutex);
     if (!pool_->free.empty()) ws = std::move(pool_->free.back()), pool_->free.pop_back();
   }
-  if (!ws) ws = std::make_unique<SolveWorkspace>();
+  if (!ws) ws = std::make_unique<SolveBuffers>();
+  ws->refine.norm_a = norm_a_;
   const idx_t ldx = std::max<idx_t>(1, a_.n);
   RefineInfo info;
   const Status st = refine_with(
@@ -181,10 +186,11 @@ Status Solver::solve(double* B, idx_t nrhs, idx_t ldb) const {
       [&](double* X, idx_t ncols) {
         if (factor_.is_ldlt())
           return solve_permuted_with(
-              factor_, X, ncols, ldx, [&](double* Y, idx_t r) { ldlt_solve_permuted(factor_, Y, r); }, &ws->x);
-        return process_solve_.solve(factor_, X, ncols, ldx, *ws);
+              factor_, X, ncols, ldx, [&](double* Y, idx_t r) { ldlt_solve_permuted(factor_, Y, r); },
+              &ws->solve.x);
+        return process_solve_.solve(factor_, X, ncols, ldx, ws->solve);
       },
-      B, nrhs, ldb, refine_steps_, &info);
+      B, nrhs, ldb, refine_steps_, &info, &ws->refine);
   std::lock_guard<std::mutex> lock(pool_->mutex);
   stats_.refine = info;
   pool_->free.push_back(std::move(ws));
@@ -238,6 +244,7 @@ Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_
   factorized_ = st.ok();
   if (factorized_) {
     a_.values = A.values;
+    norm_a_ = symmetric_norm_inf(a_);
     refine_steps_ = opts.refine_steps;
   }
   return st;
@@ -311,7 +318,9 @@ Status Solver::solve_mpi(const VectorLayout& L, double* B, idx_t nrhs, idx_t ldb
       MPI_Bcast(&k, 1, MPI_LONG_LONG, 0, comm);
       return distributed(R, X, ld0, ncols);
     };
-    st = refine_with(a_, step, B0.data(), nrhs, ld0, refine_steps_, &stats_.refine);
+    RefineWorkspace rw;
+    rw.norm_a = norm_a_;
+    st = refine_with(a_, step, B0.data(), nrhs, ld0, refine_steps_, &stats_.refine, &rw);
     long long done = -1;
     MPI_Bcast(&done, 1, MPI_LONG_LONG, 0, comm);
   } else {

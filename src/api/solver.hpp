@@ -178,9 +178,13 @@ class Solver {
 
   /// Solve workspaces, reused across solves; a concurrent solve() takes
   /// another one (or a new one). Behind a pointer so that Solver stays movable.
+  struct SolveBuffers {
+    SolveWorkspace solve;
+    RefineWorkspace refine;
+  };
   struct SolvePool {
     std::mutex mutex;  ///< guards `free` and the solve's write of stats_.refine
-    std::vector<std::unique_ptr<SolveWorkspace>> free;
+    std::vector<std::unique_ptr<SolveBuffers>> free;
   };
 
   SymbolicFactor sym_;
@@ -192,6 +196,7 @@ class Solver {
   const TaskGraph* last_graph_ = nullptr;  // graph_ or graph_untiled_
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
+  double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
   NumericFactor factor_;
   ProcessSolve process_solve_;     // one-process solve of last_graph_ (LLᵀ solves)
   std::unique_ptr<SolvePool> pool_ = std::make_unique<SolvePool>();

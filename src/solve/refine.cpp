@@ -20,42 +20,59 @@ Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_
 }
 
 Status refine_with(const CscMatrix& A, const ColumnSolver& solve, double* B, idx_t nrhs, idx_t ldb,
-                   int max_steps, RefineInfo* info) {
+                   int max_steps, RefineInfo* info, RefineWorkspace* work) {
   const idx_t n = A.n;
   if (nrhs < 0 || ldb < std::max<idx_t>(1, n))
     return Status::error(StatusCode::invalid_argument, "solve: need nrhs >= 0 and ldb >= max(1, n) (nrhs=" +
                                                            std::to_string(nrhs) + ", ldb=" + std::to_string(ldb) + ")");
   RefineInfo out;
-  std::vector<double> X(static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs));
+  RefineWorkspace local;
+  RefineWorkspace& ws = work ? *work : local;
+  const std::size_t size = static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs);
+  std::vector<double>&X = ws.x, &R = ws.r, &D = ws.d, &xn = ws.xn, &rn = ws.rn;
+  if (X.size() < size) X.resize(size), R.resize(size);
   for (idx_t c = 0; c < nrhs; ++c) std::copy(B + c * ldb, B + c * ldb + n, X.begin() + c * n);
   if (Status st = solve(X.data(), nrhs); !st.ok()) return st;
-  std::vector<double> be(nrhs), r(n), xn(n), D;
+  // ‖A‖∞ once; each backward error leaves its residual b − A x in R, which
+  // the next refinement step of that column solves for (one pass over A
+  // per solve, for all its columns: backward_errors).
+  const double norm_a = ws.norm_a >= 0 ? ws.norm_a : symmetric_norm_inf(A);
+  std::vector<double> be(nrhs), be_new;
   std::vector<int> steps(nrhs, 0);
   std::vector<idx_t> active;
-  for (idx_t c = 0; c < nrhs; ++c) {
-    be[c] = backward_error(A, X.data() + c * n, B + c * ldb);
+  backward_errors(A, norm_a, X.data(), n, B, ldb, nrhs, be.data(), R.data());
+  for (idx_t c = 0; c < nrhs; ++c)
     if (max_steps > 0 && be[c] > kRefineTarget) active.push_back(c);
-  }
+  std::vector<double> Bact;  // the right-hand sides of the active columns (when not all are)
   while (!active.empty()) {
     const idx_t na = static_cast<idx_t>(active.size());
-    D.assign(static_cast<std::size_t>(n * na), 0.0);
-    for (idx_t q = 0; q < na; ++q) {  // residuals b - A x
-      symmetric_matvec(A, X.data() + active[q] * n, r.data());
-      const double* b = B + active[q] * ldb;
-      for (idx_t i = 0; i < n; ++i) D[i + q * n] = b[i] - r[i];
-    }
+    const std::size_t sa = static_cast<std::size_t>(n * na);
+    if (D.size() < sa) D.resize(sa), xn.resize(sa), rn.resize(sa);
+    for (idx_t q = 0; q < na; ++q)  // the residuals b - A x
+      std::copy(R.begin() + active[q] * n, R.begin() + (active[q] + 1) * n, D.begin() + q * n);
     if (!solve(D.data(), na).ok()) break;
+    for (idx_t q = 0; q < na; ++q) {
+      const double* x = X.data() + active[q] * n;
+      for (idx_t i = 0; i < n; ++i) xn[i + q * n] = x[i] + D[i + q * n];
+    }
+    const double* Bq = B;
+    idx_t ldq = ldb;
+    if (na < nrhs) {  // gather the active right-hand sides
+      Bact.resize(sa);
+      for (idx_t q = 0; q < na; ++q) std::copy(B + active[q] * ldb, B + active[q] * ldb + n, Bact.begin() + q * n);
+      Bq = Bact.data(), ldq = n;
+    }
+    be_new.resize(na);
+    backward_errors(A, norm_a, xn.data(), n, Bq, ldq, na, be_new.data(), rn.data());
     std::vector<idx_t> still;
     for (idx_t q = 0; q < na; ++q) {
       const idx_t c = active[q];
-      double* x = X.data() + c * n;
-      for (idx_t i = 0; i < n; ++i) xn[i] = x[i] + D[i + q * n];
-      const double be_new = backward_error(A, xn.data(), B + c * ldb);
       ++steps[c];
-      if (!(be_new < be[c])) continue;  // worse or equal: keep x
-      std::copy(xn.begin(), xn.end(), x);
-      const bool halved = be_new <= 0.5 * be[c];
-      be[c] = be_new;
+      if (!(be_new[q] < be[c])) continue;  // worse or equal: keep x
+      std::copy(xn.begin() + q * n, xn.begin() + (q + 1) * n, X.begin() + c * n);
+      std::copy(rn.begin() + q * n, rn.begin() + (q + 1) * n, R.begin() + c * n);
+      const bool halved = be_new[q] <= 0.5 * be[c];
+      be[c] = be_new[q];
       if (halved && steps[c] < max_steps && be[c] > kRefineTarget) still.push_back(c);  // else stagnation or done
     }
     active.swap(still);

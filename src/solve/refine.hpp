@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "solve/solve.hpp"
 
@@ -37,6 +38,14 @@ constexpr double kMaxBackwardError = 1.4901161193847656e-08;
 Status solve_refined(const CscMatrix& A, const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb,
                      int max_steps, RefineInfo* info = nullptr);
 
+/// Buffers of refine_with, grown as needed and reused by a caller that
+/// refines again and again (Solver keeps one per concurrent solve), and
+/// ‖A‖∞ when the caller knows it.
+struct RefineWorkspace {
+  double norm_a = -1.0;  ///< symmetric_norm_inf(A) when >= 0; else refine_with computes it
+  std::vector<double> x, r, d, xn, rn;
+};
+
 /// A solver of A X = R in place: X (n×ncols, leading dimension n; a
 /// leading dimension of max(1, n) for the solvers that need one) holds R on
 /// entry and the solution on success.
@@ -48,8 +57,11 @@ using ColumnSolver = std::function<Status(double* X, idx_t ncols)>;
 /// refining together (one call per step). Same stopping rules, outcome and
 /// errors as solve_refined; bad arguments (nrhs < 0, ldb < max(1, n)) are
 /// invalid_argument; when `solve` fails in a refinement step, refinement
-/// stops there for every right-hand side.
+/// stops there for every right-hand side. ws: reusable buffers and ‖A‖∞
+/// (null: allocated and computed for this call). Cost besides the solves:
+/// one pass over A per solve, for all its columns (the backward errors,
+/// whose residuals are the next step's right-hand sides), ‖A‖∞ once.
 Status refine_with(const CscMatrix& A, const ColumnSolver& solve, double* B, idx_t nrhs, idx_t ldb,
-                   int max_steps, RefineInfo* info = nullptr);
+                   int max_steps, RefineInfo* info = nullptr, RefineWorkspace* ws = nullptr);
 
 }  // namespace starfront

@@ -108,18 +108,69 @@ Status solve_in_place(const NumericFactor& F, double* B, idx_t nrhs, idx_t ldb) 
 }
 
 double backward_error(const CscMatrix& A, const double* x, const double* b) {
-  std::vector<double> r(A.n);
-  symmetric_matvec(A, x, r.data());
+  return backward_error(A, symmetric_norm_inf(A), x, b, nullptr);
+}
+
+double backward_error(const CscMatrix& A, double norm_a, const double* x, const double* b, double* residual) {
+  std::vector<double> local;
+  double* r = residual;
+  if (!r) {
+    local.resize(A.n);
+    r = local.data();
+  }
+  symmetric_matvec(A, x, r);
   double rn = 0, xn = 0, bn = 0;
+  bool finite = true;
   for (idx_t i = 0; i < A.n; ++i) {
-    if (!std::isfinite(x[i]) || !std::isfinite(b[i]) || !std::isfinite(r[i]))
-      return std::numeric_limits<double>::infinity();
-    rn = std::max(rn, std::fabs(r[i] - b[i]));
+    finite = finite && std::isfinite(x[i]) && std::isfinite(b[i]) && std::isfinite(r[i]);
+    r[i] = b[i] - r[i];
+    rn = std::max(rn, std::fabs(r[i]));
     xn = std::max(xn, std::fabs(x[i]));
     bn = std::max(bn, std::fabs(b[i]));
   }
-  const double den = symmetric_norm_inf(A) * xn + bn;
+  if (!finite) return std::numeric_limits<double>::infinity();
+  const double den = norm_a * xn + bn;
   return den > 0 ? rn / den : 0.0;
+}
+
+void backward_errors(const CscMatrix& A, double norm_a, const double* X, idx_t ldx, const double* B, idx_t ldb,
+                     idx_t ncols, double* be, double* R) {
+  const idx_t n = A.n;
+  if (ncols == 1) {  // the vector product itself
+    be[0] = backward_error(A, norm_a, X, B, R);
+    return;
+  }
+  // R = A X, symmetric_matvec's operations per column with the columns
+  // innermost (A read once).
+  std::fill(R, R + n * ncols, 0.0);
+  std::vector<double> yj(static_cast<std::size_t>(ncols));
+  for (idx_t j = 0; j < n; ++j) {
+    std::fill(yj.begin(), yj.end(), 0.0);
+    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
+      const idx_t i = A.rowind[p];
+      const double a = A.values[p];
+      for (idx_t c = 0; c < ncols; ++c) {
+        yj[c] += a * X[i + c * ldx];
+        if (i != j) R[i + c * n] += a * X[j + c * ldx];
+      }
+    }
+    for (idx_t c = 0; c < ncols; ++c) R[j + c * n] += yj[c];
+  }
+  for (idx_t c = 0; c < ncols; ++c) {
+    const double *x = X + c * ldx, *b = B + c * ldb;
+    double* r = R + c * n;
+    double rn = 0, xn = 0, bn = 0;
+    bool finite = true;
+    for (idx_t i = 0; i < n; ++i) {
+      finite = finite && std::isfinite(x[i]) && std::isfinite(b[i]) && std::isfinite(r[i]);
+      r[i] = b[i] - r[i];
+      rn = std::max(rn, std::fabs(r[i]));
+      xn = std::max(xn, std::fabs(x[i]));
+      bn = std::max(bn, std::fabs(b[i]));
+    }
+    const double den = norm_a * xn + bn;
+    be[c] = !finite ? std::numeric_limits<double>::infinity() : den > 0 ? rn / den : 0.0;
+  }
 }
 
 }  // namespace starfront

@@ -36,4 +36,16 @@ Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t 
 /// (A is the lower CSC of a symmetric matrix; x, b of length n).
 double backward_error(const CscMatrix& A, const double* x, const double* b);
 
+/// backward_error with ‖A‖∞ given (norm_a = symmetric_norm_inf(A), computed
+/// once by callers that measure many vectors); when residual is not null it
+/// receives b − A x (length n), the residual iterative refinement solves for.
+double backward_error(const CscMatrix& A, double norm_a, const double* x, const double* b, double* residual);
+
+/// backward_error of ncols columns at once (one pass over A for all of
+/// them; the same values, column for column): be[c] for x_c = X + c·ldx and
+/// b_c = B + c·ldb; R (n×ncols, leading dimension n) receives the residuals
+/// b_c − A x_c.
+void backward_errors(const CscMatrix& A, double norm_a, const double* X, idx_t ldx, const double* B, idx_t ldb,
+                     idx_t ncols, double* be, double* R);
+
 }  // namespace starfront
