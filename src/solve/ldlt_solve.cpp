@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cpu/blas.hpp"
+#include "cpu/solve_kernels.hpp"
 
 namespace starfront {
 namespace {
@@ -29,13 +30,39 @@ void apply_d_inverse(const NumericFactor& F, const double* Ls, idx_t m, idx_t f,
   }
 }
 
+/// T (k×nrhs, ld k) := L11⁻¹ T (trans false) or L11⁻ᵀ T, L11 unit lower
+/// (ldl): own loops for small blocks (as trsm_vector), DTRSM above.
+void trsm_unit(const double* L, idx_t ldl, idx_t k, double* T, idx_t nrhs, bool trans) {
+  if (k == 0 || nrhs == 0) return;
+  if (k * k * nrhs > 2 * kSolveLoopMaxWork) {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasUnit,
+                static_cast<int>(k), static_cast<int>(nrhs), 1.0, L, static_cast<int>(ldl), T, static_cast<int>(k));
+    return;
+  }
+  if (!trans) {  // t_{j+1:k} -= l_{j+1:k,j} t_j, j increasing
+    for (idx_t j = 0; j < k; ++j)
+      for (idx_t c = 0; c < nrhs; ++c) {
+        double* t = T + c * k;
+        const double tj = t[j];
+        for (idx_t i = j + 1; i < k; ++i) t[i] -= L[i + j * ldl] * tj;
+      }
+  } else {  // t_j -= l_{j+1:k,j}ᵀ t_{j+1:k}, j decreasing
+    for (idx_t j = k; j-- > 0;)
+      for (idx_t c = 0; c < nrhs; ++c) {
+        double* t = T + c * k;
+        double acc = 0.0;
+        for (idx_t i = j + 1; i < k; ++i) acc += L[i + j * ldl] * t[i];
+        t[j] -= acc;
+      }
+  }
+}
+
 }  // namespace
 
 void ldlt_solve_permuted(const NumericFactor& F, double* X, idx_t nrhs) {
   const FrontPlan& P = *F.plan;
   const SymbolicFactor& S = *P.symbolic;
   const idx_t n = P.n;
-  const int r = static_cast<int>(nrhs);
   std::vector<double> T, W;
   for (idx_t s : P.task_order) {
     const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k, f = S.super_start[s];
@@ -43,16 +70,13 @@ void ldlt_solve_permuted(const NumericFactor& F, double* X, idx_t nrhs) {
     T.resize(k * nrhs);
     for (idx_t c = 0; c < nrhs; ++c)
       for (idx_t i = 0; i < k; ++i) T[i + c * k] = X[F.pivot_order[f + i] + c * n];
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, static_cast<int>(k),
-                r, 1.0, Ls, static_cast<int>(m), T.data(), static_cast<int>(k));
+    trsm_unit(Ls, m, k, T.data(), nrhs, false);
     if (mc > 0) {
-      W.resize(mc * nrhs);
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(mc), r,
-                  static_cast<int>(k), 1.0, Ls + k, static_cast<int>(m), T.data(),
-                  static_cast<int>(k), 0.0, W.data(), static_cast<int>(mc));
+      W.assign(mc * nrhs, 0.0);  // W = -L21 T (gemm_vector subtracts)
+      gemm_vector(Ls + k, m, mc, k, T.data(), k, W.data(), mc, nrhs, false);
       const idx_t* rows = &S.front_rows[S.front_ptr[s] + k];
       for (idx_t c = 0; c < nrhs; ++c)
-        for (idx_t i = 0; i < mc; ++i) X[rows[i] + c * n] -= W[i + c * mc];
+        for (idx_t i = 0; i < mc; ++i) X[rows[i] + c * n] += W[i + c * mc];
     }
     apply_d_inverse(F, Ls, m, f, k, T.data(), nrhs);
     for (idx_t c = 0; c < nrhs; ++c)
@@ -70,12 +94,9 @@ void ldlt_solve_permuted(const NumericFactor& F, double* X, idx_t nrhs) {
       const idx_t* rows = &S.front_rows[S.front_ptr[s] + k];
       for (idx_t c = 0; c < nrhs; ++c)
         for (idx_t i = 0; i < mc; ++i) W[i + c * mc] = X[rows[i] + c * n];
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, static_cast<int>(k), r,
-                  static_cast<int>(mc), -1.0, Ls + k, static_cast<int>(m), W.data(),
-                  static_cast<int>(mc), 1.0, T.data(), static_cast<int>(k));
+      gemm_vector(Ls + k, m, mc, k, W.data(), mc, T.data(), k, nrhs, true);  // T -= L21ᵀ W
     }
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasUnit, static_cast<int>(k), r,
-                1.0, Ls, static_cast<int>(m), T.data(), static_cast<int>(k));
+    trsm_unit(Ls, m, k, T.data(), nrhs, true);
     for (idx_t c = 0; c < nrhs; ++c)
       for (idx_t i = 0; i < k; ++i) X[F.pivot_order[f + i] + c * n] = T[i + c * k];
   }
