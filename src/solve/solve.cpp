@@ -141,20 +141,33 @@ void backward_errors(const CscMatrix& A, double norm_a, const double* X, idx_t l
     return;
   }
   // R = A X, symmetric_matvec's operations per column with the columns
-  // innermost (A read once).
-  std::fill(R, R + n * ncols, 0.0);
-  std::vector<double> yj(static_cast<std::size_t>(ncols));
-  for (idx_t j = 0; j < n; ++j) {
-    std::fill(yj.begin(), yj.end(), 0.0);
-    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
-      const idx_t i = A.rowind[p];
-      const double a = A.values[p];
-      for (idx_t c = 0; c < ncols; ++c) {
-        yj[c] += a * X[i + c * ldx];
-        if (i != j) R[i + c * n] += a * X[j + c * ldx];
+  // innermost (A read once), on row-interleaved copies (entry (i, c) at
+  // i·ncols + c: one cache line holds a row of every column).
+  // Up to 8 columns at a time, their row sums in registers.
+  constexpr idx_t kBlock = 8;
+  std::vector<double> Xt(static_cast<std::size_t>(n * kBlock)), Rt(Xt.size());
+  for (idx_t c0 = 0; c0 < ncols; c0 += kBlock) {
+    const idx_t nc = std::min(kBlock, ncols - c0);
+    for (idx_t c = 0; c < nc; ++c)
+      for (idx_t i = 0; i < n; ++i) Xt[i * nc + c] = X[i + (c0 + c) * ldx];
+    std::fill(Rt.begin(), Rt.end(), 0.0);
+    const double* __restrict xt = Xt.data();
+    double* __restrict rt = Rt.data();
+    for (idx_t j = 0; j < n; ++j) {
+      double yj[kBlock] = {};
+      const double* xj = xt + j * nc;
+      for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
+        const idx_t i = A.rowind[p];
+        const double a = A.values[p];
+        const double* xi = xt + i * nc;
+        for (idx_t c = 0; c < nc; ++c) yj[c] += a * xi[c];
+        if (i != j)
+          for (idx_t c = 0; c < nc; ++c) rt[i * nc + c] += a * xj[c];
       }
+      for (idx_t c = 0; c < nc; ++c) rt[j * nc + c] += yj[c];
     }
-    for (idx_t c = 0; c < ncols; ++c) R[j + c * n] += yj[c];
+    for (idx_t c = 0; c < nc; ++c)
+      for (idx_t i = 0; i < n; ++i) R[i + (c0 + c) * n] = rt[i * nc + c];
   }
   for (idx_t c = 0; c < ncols; ++c) {
     const double *x = X + c * ldx, *b = B + c * ldb;
