@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
 data=$root/../shared/data/spd
 for f in "$data"/*.mtx; do
-  for m in "" --ldlt; do
+  for m in "" --ldlt; do  # llt, then ldlt
     echo "## $(basename "$f") ${m:-llt}"
     "$build/bench/solve_bench" --repeat 30 --nrhs 1,8 $m "$f" | tail -n +3 | sed 's/^/after  /'
     if [ -n "${BEFORE:-}" ]; then "$BEFORE" --repeat 30 --nrhs 1,8 $m "$f" | tail -n +3 | sed 's/^/before /'; fi

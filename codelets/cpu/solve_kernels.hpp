@@ -78,7 +78,7 @@ void gather_from_parent(const FrontPlan& P, idx_t s, idx_t r0, idx_t r1, double*
 /// than a BLAS call, whose fixed cost dominates the tiny blocks of
 /// power-grid fronts; above it, cblas_dtrsm / cblas_dgemm. Both solve
 /// executors call these functions, so they round alike either way.
-constexpr idx_t kSolveLoopMaxWork = 8192;
+constexpr idx_t kSolveLoopMaxWork = 1024;
 
 /// x (b rows, ld) = L⁻¹ x (trans false) or L⁻ᵀ x, L lower b×b (ldl), non-unit diagonal.
 void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t nrhs, bool trans);
