@@ -3,6 +3,10 @@
 // fused subtree or one front) and the pieces of a tiled front's vector.
 // Column-major vectors, nrhs columns; rows of a front are 0-based positions
 // in its m rows (plan/front_plan.hpp). No runtime here.
+// The unit passes keep their front vectors on a stack, as a multifrontal
+// factorisation keeps its contribution blocks (I. S. Duff and J. K. Reid,
+// ACM TOMS 9(3), 1983; J. W. H. Liu, SIAM Review 34(1), 1992, sections 5–6:
+// in postorder a front's children's vectors are on top of the stack).
 #pragma once
 
 #include <vector>
