@@ -69,18 +69,24 @@ Status solve_permuted_with(const NumericFactor& F, double* B, idx_t nrhs, idx_t 
                              std::to_string(nrhs) + ", ldb=" + std::to_string(ldb) + ")");
   if (P.n == 0 || nrhs == 0) return Status::success();
   const std::vector<idx_t>& perm = P.symbolic->perm;
-  for (idx_t c = 0; c < nrhs; ++c)
-    for (idx_t i = 0; i < P.n; ++i)
-      if (!std::isfinite(B[i + c * ldb]))
-        return Status::error(StatusCode::invalid_argument,
-                             "solve: entry " + std::to_string(i + 1) + " of right-hand side " +
-                                 std::to_string(c + 1) + " is not finite");
   std::vector<double> local;
   std::vector<double>& Xv = work ? *work : local;
   if (static_cast<idx_t>(Xv.size()) < P.n * nrhs) Xv.resize(static_cast<std::size_t>(P.n * nrhs));
   double* X = Xv.data();
+  bool finite = true;  // the gather checks B on the way; the message names the first bad entry
   for (idx_t c = 0; c < nrhs; ++c)
-    for (idx_t k = 0; k < P.n; ++k) X[k + c * P.n] = B[perm[k] + c * ldb];
+    for (idx_t k = 0; k < P.n; ++k) {
+      const double v = B[perm[k] + c * ldb];
+      finite = finite && std::isfinite(v);
+      X[k + c * P.n] = v;
+    }
+  if (!finite)
+    for (idx_t c = 0; c < nrhs; ++c)
+      for (idx_t i = 0; i < P.n; ++i)
+        if (!std::isfinite(B[i + c * ldb]))
+          return Status::error(StatusCode::invalid_argument,
+                               "solve: entry " + std::to_string(i + 1) + " of right-hand side " +
+                                   std::to_string(c + 1) + " is not finite");
   core(X, nrhs);
   for (idx_t c = 0; c < nrhs; ++c)
     for (idx_t k = 0; k < P.n; ++k)
