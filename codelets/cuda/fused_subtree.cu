@@ -64,9 +64,42 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
   return __syncthreads_and(ok) != 0;
 }
 
-/// Zero, scatter A's entries, extend-add the children one by one.
+/// Children whose descriptors a block keeps in shared memory (cached in the
+/// prologue, before the wait; further children are read from global memory).
+constexpr int kChildCache = 32;
+
+/// What the prologue of a front leaves in shared memory for the rest of it:
+/// |a_jj| of its first kAjjCache pivots (the pivot test's reference) and the
+/// descriptors of its first kChildCache children.
+template <int kWarps>
+struct FrontShared {
+  static constexpr int kAjjCache = kWarps <= 4 ? static_cast<int>(kFusedSmallOrder) : 256;
+  double ajj[kAjjCache];
+  long long child_cb[kChildCache];
+  long long child_rel[kChildCache];
+  int child_mc[kChildCache];
+};
+
+/// |a_jj| of pivot j (local column) of front f: from the prologue's cache
+/// when it holds it, else from global memory.
+template <int kWarps>
+__device__ __forceinline__ double ajj_of(const FusedLaunch& p, const FusedFront& f, const FrontShared<kWarps>& fs,
+                                         int j) {
+  if (j < FrontShared<kWarps>::kAjjCache) return fs.ajj[j];
+  const long long src = __ldg(p.diag + f.diag_begin + j);
+  return src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
+}
+
+/// The part of a front's assembly that does not depend on its children (the
+/// prologue, run before the wait for them, so that it overlaps their work):
+/// zero the front, scatter A's entries, load |a_jj| of its pivots and its
+/// children's descriptors into shared memory. Every location written is the
+/// front's own (its shared memory, or its panel and private CB region:
+/// fused_subtree_index.hpp), so this is safe while the children still run.
+/// Ends with a block barrier.
 template <int kWarps, bool kPacked>
-__device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v) {
+__device__ void assemble_own(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                             FrontShared<kWarps>& fs) {
   constexpr bool in_shared = kPacked;
   const int m = f.m, k = f.k, mc = m - k;
   if (in_shared) {
@@ -74,6 +107,20 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
   } else {
     for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) v.P[i] = 0.0;
     for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) v.C[i] = 0.0;
+  }
+  // Loads that need no barrier first, so that their latencies overlap the
+  // zeroing's barrier: |a_jj| and the children's descriptors.
+  const int kc = k < FrontShared<kWarps>::kAjjCache ? k : FrontShared<kWarps>::kAjjCache;
+  for (int j = threadIdx.x; j < kc; j += blockDim.x) {
+    const long long src = __ldg(p.diag + f.diag_begin + j);
+    fs.ajj[j] = src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
+  }
+  const long long nch = f.child_end - f.child_begin;
+  for (int c = threadIdx.x; c < nch && c < kChildCache; c += blockDim.x) {
+    const FusedChild ch = p.children[f.child_begin + c];
+    fs.child_cb[c] = ch.cb_off;
+    fs.child_rel[c] = ch.rel_begin;
+    fs.child_mc[c] = ch.mc;
   }
   __syncthreads();
   for (long long e = f.a_begin + threadIdx.x; e < f.a_end; e += blockDim.x) {
@@ -92,35 +139,54 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
     atomicAdd(v.col(static_cast<int>(c)) + r, __ldg(p.values + x.src));
   }
   __syncthreads();
+}
+
+/// Extend-adds the children's CBs one by one (after the wait: every child is
+/// complete), a barrier between children.
+template <int kWarps, bool kPacked>
+__device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                           const FrontShared<kWarps>& fs) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   // CB rows per lane whose loads are in flight at once: a small front's CB
   // column has at most two chunks of 32 rows; the large fronts' CBs are long
   // (and their 512-thread blocks have the registers to spare).
   constexpr int kB = kWarps <= 4 ? 2 : 4;
   for (long long c = f.child_begin; c < f.child_end; ++c) {
-    const FusedChild ch = p.children[c];
-    const double* cb = p.workspace + ch.cb_off;
-    const std::int32_t* rel = p.rel + ch.rel_begin;
-    for (int jj = warp; jj < ch.mc; jj += kWarps) {
+    const long long ci = c - f.child_begin;
+    long long cb_off, rel_begin;
+    int mcc;
+    if (ci < kChildCache) {
+      cb_off = fs.child_cb[ci];
+      rel_begin = fs.child_rel[ci];
+      mcc = fs.child_mc[ci];
+    } else {
+      const FusedChild ch = p.children[c];
+      cb_off = ch.cb_off;
+      rel_begin = ch.rel_begin;
+      mcc = ch.mc;
+    }
+    const double* cb = p.workspace + cb_off;
+    const std::int32_t* rel = p.rel + rel_begin;
+    for (int jj = warp; jj < mcc; jj += kWarps) {
       double* dst = v.col(__ldg(rel + jj));
-      const double* src = cb + static_cast<long long>(jj) * ch.mc;
+      const double* src = cb + static_cast<long long>(jj) * mcc;
       // Loads first (kB rows per lane), then the adds: the memory latencies
       // overlap instead of following each other (the compiler would not
       // move a load above the previous row's store on its own).
-      for (int i0 = jj + lane; i0 < ch.mc; i0 += 32 * kB) {
+      for (int i0 = jj + lane; i0 < mcc; i0 += 32 * kB) {
         double x[kB];
         int r[kB];
 #pragma unroll
         for (int b = 0; b < kB; ++b) {
           const int ii = i0 + 32 * b;
-          if (ii < ch.mc) {
+          if (ii < mcc) {
             x[b] = __ldcg(src + ii);
             r[b] = __ldg(rel + ii);
           }
         }
 #pragma unroll
         for (int b = 0; b < kB; ++b)
-          if (i0 + 32 * b < ch.mc) dst[r[b]] += x[b];
+          if (i0 + 32 * b < mcc) dst[r[b]] += x[b];
       }
     }
     __syncthreads();  // the next child may hit the same entries
@@ -138,8 +204,8 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
 /// pivot, to every thread; *ratio: thread 0's min l²/|a_jj| over columns with
 /// a_jj != 0. fused_subtree_index.cpp's emulation does the same arithmetic.
 template <int kWarps, bool kPacked>
-__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v, double* pivot,
-                      double* ratio) {
+__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                      const FrontShared<kWarps>& fs, double* pivot, double* ratio) {
   // Columns per block: 4 for the small-front blocks (registers: several
   // blocks per SM), kFusedBlock for the large ones.
   constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
@@ -153,14 +219,10 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   for (int j0 = 0; j0 < k; j0 += NB) {
     const int w = k - j0 < NB ? k - j0 : NB;
     if (warp == 0) {  // (1) diagonal block
-      // |a_jj| of the block's pivots, lane t holding column j0 + t: loaded
-      // by the lanes at once (one memory latency per block of columns, not
-      // two dependent ones per column), broadcast by shuffles below.
-      double ajj_lane = 0.0;
-      if (lane < w) {
-        const long long src = __ldg(p.diag + f.diag_begin + j0 + lane);
-        ajj_lane = src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
-      }
+      // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
+      // prologue's shared cache (loaded before the wait for the children),
+      // broadcast by shuffles below.
+      const double ajj_lane = lane < w ? ajj_of<kWarps>(p, f, fs, j0 + lane) : 0.0;
       double a[NB];
 #pragma unroll
       for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
@@ -272,20 +334,33 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   return bad;
 }
 
-/// Assembles, factorises and writes out front f (ticket q) through view v,
+/// The GPU's nanosecond clock (%globaltimer).
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Trace stamp i of front q (FusedLaunch::trace; nothing when it is null).
+__device__ __forceinline__ void stamp(const FusedLaunch& p, int q, int i) {
+  if (p.trace && threadIdx.x == 0) p.trace[static_cast<long long>(q) * kFusedTracePoints + i] = global_ns();
+}
+
+/// Factorises and writes out front f (ticket q, assembled through view v),
 /// then publishes its flag.
 template <int kWarps, bool kPacked>
-__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v, double* L,
-                             double* cb) {
+__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
+                             const FrontShared<kWarps>& fs, double* L, double* cb) {
   const int m = f.m, k = f.k, mc = m - k;
-  assemble<kWarps>(p, f, v);
   double pivot = 0.0, ratio = 0.0;
-  const int bad = factor<kWarps>(p, f, v, &pivot, &ratio);
+  const int bad = factor<kWarps>(p, f, v, fs, &pivot, &ratio);
+  stamp(p, q, 4);
   if (bad >= 0) {
     if (threadIdx.x == 0) {
       fused_pivots(p.status, p.nfronts)[q] = pivot;
       atomicMax(&p.status->fail_key, (1ULL << 62) - static_cast<unsigned long long>(f.col0 + bad));
     }
+    stamp(p, q, 5);
     publish(p, q, 2);
     return;
   }
@@ -300,8 +375,9 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
       for (int r = lane; r < m; r += 32) dst[r] = r >= c ? src[r] : 0.0;
     }
     // The CB: an internal one (workspace) is read by its parent's
-    // extend-add only, lower triangle only (assemble()): its upper triangle
-    // is not written. The root's CB (a slot other tasks read) is written whole.
+    // extend-add only, lower triangle only (extend_add()): its upper
+    // triangle is not written. The root's CB (a slot other tasks read) is
+    // written whole.
     if (mc > 0 && cb) {
       const bool internal = f.cb_off >= 0;
       for (int c = warp; c < mc; c += kWarps) {
@@ -311,27 +387,53 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
       }
     }
   }
+  stamp(p, q, 5);
   publish(p, q, 1);
 }
 
-/// One front, ticket q.
-template <int kWarps>
-__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
-  const FusedFront f = p.fronts[q];
+/// One front, ticket q, through view v: the prologue (assemble_own) before
+/// the wait for the children when p.early is set (else after it), then the
+/// extend-add, the factorisation and the write-out. Trace stamps
+/// (kFusedTracePoints): 0 start, 1 and 2 after the prologue and the wait
+/// (in the order they ran), 3 after the extend-add, 4 after the
+/// factorisation, 5 before the flag is published.
+template <int kWarps, bool kPacked>
+__device__ void front_steps(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
+                            FrontShared<kWarps>& fs, double* L, double* cb) {
+  stamp(p, q, 0);
+  if (p.early) {
+    assemble_own<kWarps>(p, f, v, fs);
+    stamp(p, q, 1);
+  }
   if (!wait_children(p, f)) {
     publish(p, q, 2);  // a child failed: skipped
     return;
   }
+  stamp(p, q, p.early ? 2 : 1);
+  if (!p.early) {
+    assemble_own<kWarps>(p, f, v, fs);
+    stamp(p, q, 2);
+  }
+  extend_add<kWarps>(p, f, v, fs);
+  stamp(p, q, 3);
+  finish_front<kWarps>(p, f, q, v, fs, L, cb);
+}
+
+/// One front, ticket q: in shared memory when its packed lower triangle fits.
+template <int kWarps>
+__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
+  const FusedFront f = p.fronts[q];
   const int m = f.m, k = f.k, mc = m - k;
   const bool in_shared = static_cast<long long>(m) * (m + 1) / 2 <= smem_doubles;
   double* L = p.panel + f.l_off;
   double* cb = f.cb_off >= 0 ? p.workspace + f.cb_off : p.root_cb;
+  __shared__ FrontShared<kWarps> fs;
   if (in_shared) {
     FrontView<true> v{sm, nullptr, 0, 0, m, k};
-    finish_front<kWarps>(p, f, q, v, L, cb);
+    front_steps<kWarps>(p, f, q, v, fs, L, cb);
   } else {
     FrontView<false> v{L, cb, m, mc, m, k};
-    finish_front<kWarps>(p, f, q, v, L, cb);
+    front_steps<kWarps>(p, f, q, v, fs, L, cb);
   }
 }
 
@@ -411,6 +513,10 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   if (p.nfronts <= 0) return cudaSuccess;
   cudaError_t e = cudaMemsetAsync(p.status, 0, fused_status_bytes(p.nfronts), stream);
   if (e != cudaSuccess) return e;
+  if (p.trace && (e = cudaMemsetAsync(p.trace, 0, sizeof(unsigned long long) * kFusedTracePoints *
+                                                      static_cast<std::size_t>(p.nfronts),
+                                      stream)) != cudaSuccess)
+    return e;
   if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);

@@ -99,6 +99,14 @@ struct FusedLaunch {
   int max_order_small = 0;  ///< largest order among them
   int max_order = 0;        ///< largest order of all
   double pivot_tol = 0.0;
+  /// Run each front's prologue (zeroing, A's entries, |a_jj| and the
+  /// children's descriptors into shared memory) before waiting for its
+  /// children, overlapping their work (default), or after (measurement knob).
+  bool early = true;
+  /// Null (default), or kFusedTracePoints × nfronts words of device memory
+  /// that receive each front's %globaltimer stamps in ns (zeroed by
+  /// launch_fused_subtree; fused_trace_summary reads them).
+  unsigned long long* trace = nullptr;
 };
 
 /// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,
