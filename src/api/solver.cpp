@@ -106,9 +106,19 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // The copy kept for iterative refinement is the matrix factorised: one
   // copy, and its pattern is the analysed one by construction. After a
   // failure it holds these values, but solve() refuses to run then.
-  a_.values.assign(values, values + nnz);
+  // The copy and the finiteness check in one pass; a value that is not
+  // finite is named by check_values (the slow path).
+  a_.values.resize(nnz);
+  const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data());
+  if (!finite) {
+    st = check_values(plan_, a_);
+    if (st.ok()) st = Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite");
+    return st;
+  }
   timer.lap(t_check);
+  values_finite_ = true;
   st = run_method(a_, opts, exec);
+  values_finite_ = false;
   factorized_ = st.ok();
   if (factorized_) refine_steps_ = opts.refine_steps;
   FactorStats& fs = stats_.factor;
@@ -157,7 +167,7 @@ Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, 
     G = &graph_untiled_;
   }
   last_graph_ = G;
-  return exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
+  return exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor, values_finite_)
                                   : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
 }
 

@@ -175,6 +175,10 @@ class Solver {
   const TaskGraph* last_graph_ = nullptr;  // graph_ or graph_untiled_
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
+  // Set by refactorize while it runs: a_'s values were copied in and found
+  // finite in the same pass (copy_values_finite), so the StarPU executor
+  // skips its own check of them.
+  bool values_finite_ = false;
   NumericFactor factor_;
   mutable SolveGraph process_solve_;      // solve graph of last_graph_ on one rank (LLᵀ solves)
   mutable const TaskGraph* process_solve_for_ = nullptr;

@@ -18,7 +18,10 @@ namespace starfront {
 /// no task completed for opts.watchdog_seconds — the message names the
 /// running tasks and says whether they stopped after cancellation or the
 /// factorisation had to be abandoned, its memory left to them).
+/// values_finite: the caller has just checked that A matches the plan and
+/// every value is finite (Solver::refactorize, copy_values_finite): the
+/// executor's own pass over the values (check_values) is skipped.
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
-                        NumericFactor& F, FactorStats* stats = nullptr);
+                        NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false);
 
 }  // namespace starfront
