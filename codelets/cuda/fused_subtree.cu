@@ -57,7 +57,8 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
   for (long long c = f.child_begin + threadIdx.x; c < f.child_end; c += blockDim.x) {
     const int t = __ldg(&p.children[c].ticket);
     int v;
-    while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
+    while ((v = load_acquire(done + t)) == 0)
+      if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
     if (v != 1) ok = 0;
   }
   __threadfence();
@@ -193,143 +194,240 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
   }
 }
 
-/// Blocked right-looking Cholesky of the k pivots of the front, blocks of
-/// kFusedBlock columns [j0, j1): (1) warp 0 factorises the diagonal block in
-/// registers (lane r holds row j0 + r; column by column, shuffles), with the
-/// pivot test; (2) every thread solves rows i >= j1 of the block column
-/// against it (one row per thread, x_t = (a_it - Σ_{s<t} x_s l_ts) / l_tt);
-/// (3) the trailing lower triangle [j1, m) gets A(i,c) -= Σ_t L(i,t) L(c,t)
-/// (sum first, one warp per column, lanes over rows). Three block barriers
-/// per block of columns. Returns the failing local column (or -1) and its
-/// pivot, to every thread; *ratio: thread 0's min l²/|a_jj| over columns with
-/// a_jj != 0. fused_subtree_index.cpp's emulation does the same arithmetic.
+/// Shared state of factor() (one per block).
+template <int NB>
+struct FactorShared {
+  int info, col;
+  double piv, rpiv;
+  double rdiag[NB];  ///< 1 / l_tt of the current block of columns
+};
+
+/// Step (1) of factor(), by warp 0 only: factorises the diagonal block of
+/// columns [j0, j0 + w) in registers (lane r holds row j0 + r; column by
+/// column, shuffles), writes it back and sets fsh.info / fsh.piv (LAPACK's
+/// info: the first pivot d <= 0 or NaN, -1 if none) and fsh.rdiag; then the
+/// relative pivot test and the pivot ratio of its columns, one lane per
+/// column (rel_col / rel_piv: the first failing column of the front, uniform
+/// in the warp; r: this lane's smallest ratio).
+template <int kWarps, int NB, bool kPacked>
+__device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                           const FrontShared<kWarps>& fs, FactorShared<NB>& fsh, int j0, int w, int& rel_col,
+                           double& rel_piv, double& r) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
+  // prologue's shared cache (loaded before the wait for the children).
+  const double ajj_lane = lane < w ? ajj_of<kWarps>(p, f, fs, j0 + lane) : 0.0;
+  double a[NB];
+#pragma unroll
+  for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
+  int info = -1;
+  double dinfo = 0.0;
+#pragma unroll
+  for (int t = 0; t < NB; ++t) {
+    if (t < w && info < 0) {
+      const double d = __shfl_sync(0xffffffffu, a[t], t);
+      if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
+        info = j0 + t;
+        dinfo = d;
+      } else {
+        const double l = sqrt(d);
+        // (The relative pivot test of the block's columns follows the
+        // loop, one lane per column: off this serial chain.)
+        // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
+        // which the row solves reuse: no division per row.
+        const double rl = 1.0 / l;
+        if (lane == 0) fsh.rdiag[t] = rl;
+        if (lane == t) a[t] = l;
+        else if (lane > t) a[t] *= rl;
+#pragma unroll
+        for (int c = t + 1; c < NB; ++c) {
+          const double lc = __shfl_sync(0xffffffffu, a[t], c);
+          if (c < w && lane >= c) a[c] -= a[t] * lc;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < NB; ++t)
+    if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
+  if (info < 0) {
+    // The relative pivot test (the CPU's: d = l² not finite or <= tol·|a_jj|
+    // fails) and the pivot ratio, lane t for column j0 + t (it holds l =
+    // a[t] and |a_jj|), the first failing column by a ballot: the same
+    // comparisons and quotients as one lane column by column, in parallel.
+    // After a failed pivot (info) they do not matter: info is reported.
+    double lt = 0.0;
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (lane == t) lt = a[t];
+    bool fails = false;
+    double piv = 0.0;
+    if (lane < w) {
+      const double d2 = lt * lt;
+      fails = !isfinite(d2) || d2 <= p.pivot_tol * ajj_lane;
+      piv = isfinite(lt) ? d2 : lt;
+      if (ajj_lane > 0) r = fmin(r, d2 / ajj_lane);
+    }
+    const unsigned bad_lanes = __ballot_sync(0xffffffffu, fails);
+    const double first_piv = __shfl_sync(0xffffffffu, piv, bad_lanes ? __ffs(bad_lanes) - 1 : 0);
+    if (bad_lanes && rel_col < 0) {
+      rel_col = j0 + __ffs(bad_lanes) - 1;
+      rel_piv = first_piv;
+    }
+  }
+  if (lane == 0) {
+    fsh.info = info;
+    fsh.piv = dinfo;
+  }
+}
+
+/// Step (2) of factor(), all threads: rows i >= j1 = j0 + w of the block
+/// column [j0, j1) solved against its factorised diagonal block, one row per
+/// thread, x_t = (a_it - Σ_{s<t} x_s l_ts) · (1 / l_tt).
+template <int NB, bool kPacked>
+__device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int j0, int w, int m) {
+  const int j1 = j0 + w;
+  for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
+    double x[NB];
+#pragma unroll
+    for (int t = 0; t < NB; ++t) {
+      if (t < w) {
+        double acc = v.col(j0 + t)[i];
+#pragma unroll
+        for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
+        x[t] = acc * rdiag[t];
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (t < w) v.col(j0 + t)[i] = x[t];
+  }
+}
+
+/// Step (3) of factor(): the trailing lower triangle gets A(i,c) -= Σ_t
+/// L(i,t) L(c,t) over the block column t in [j0, j0 + w) (sum first, t
+/// ascending), for j1 = j0 + w <= c <= i < m, except the entries with
+/// i < skip (then c < skip too), which warp 0 updates itself (look-ahead:
+/// factor()). By warps [w_first, kWarps), kTrailCols columns per warp at a
+/// time (register tiling: each row's L(i, j0:j1) is loaded once for
+/// kTrailCols columns), lanes over rows.
+template <int kWarps, int NB, bool kPacked>
+__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int m, int skip, int w_first) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int j1 = j0 + w, nw = kWarps - w_first;
+  constexpr int CG = kTrailCols;
+  for (int c0 = j1 + (warp - w_first) * CG; c0 < m; c0 += nw * CG) {
+    double lc[CG][NB];
+#pragma unroll
+    for (int u = 0; u < CG; ++u)
+#pragma unroll
+      for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
+    const int i0 = c0 < skip ? skip : c0;
+    for (int i = i0 + lane; i < m; i += 32) {
+      double li[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
+#pragma unroll
+      for (int u = 0; u < CG; ++u) {
+        if (i >= c0 + u) {  // also implies c0 + u < m
+          double acc = 0.0;
+#pragma unroll
+          for (int t = 0; t < NB; ++t)
+            if (t < w) acc += li[t] * lc[u][t];
+          v.col(c0 + u)[i] -= acc;
+        }
+      }
+    }
+  }
+}
+
+/// Look-ahead part of step (3), by warp 0: the same update for the next
+/// diagonal block's lower triangle, j1 <= c <= i < j2 (lane i - j1, at most
+/// NB rows), with the same sums in the same order.
+template <int NB, bool kPacked>
+__device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int j2) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, j1 = j0 + w, i = j1 + lane;
+  if (i >= j2) return;
+  double li[NB];
+#pragma unroll
+  for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
+  for (int c = j1; c <= i; ++c) {
+    double acc = 0.0;
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (t < w) acc += li[t] * v.col(j0 + t)[c];
+    v.col(c)[i] -= acc;
+  }
+}
+
+/// Blocked right-looking Cholesky of the k pivots of the front with a
+/// look-ahead of one block, blocks of NB columns [j0, j1) (NB = 4 for the
+/// small-front blocks, kFusedBlock for the large ones): (1) warp 0
+/// factorises the diagonal block (diag_block, with the pivot tests); (2)
+/// every thread solves the rows below it (row_solve); (3) the trailing
+/// lower triangle is updated (trailing_update) by warps 1.. while warp 0
+/// updates the NEXT diagonal block first (update_next_diag) and factorises
+/// it (step (1) of the next block), so that the serial diagonal block
+/// overlaps the update instead of following it. Two block barriers per
+/// block of columns. Every entry gets the same sums in the same order as
+/// without the look-ahead (fused_subtree_index.cpp's emulation does the same
+/// arithmetic). Returns the failing local column (or -1) and its pivot, to
+/// every thread; *ratio: thread 0's min l²/|a_jj| over columns with a_jj !=
+/// 0. Without p.lookahead (measurement knob) step (1) follows step (3) as
+/// a separate phase (three barriers per block).
 template <int kWarps, bool kPacked>
 __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
                       const FrontShared<kWarps>& fs, double* pivot, double* ratio) {
-  // Columns per block: 4 for the small-front blocks (registers: several
-  // blocks per SM), kFusedBlock for the large ones.
   constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
   const int m = f.m, k = f.k;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  __shared__ int s_info, s_col;
-  __shared__ double s_piv, s_rpiv;
-  __shared__ double s_rdiag[NB];  // 1 / l_tt of the current block of columns
-  int rel_col = -1;  // lane 0 of warp 0
-  double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  __shared__ FactorShared<NB> fsh;
+  int rel_col = -1;  // warp 0 (uniform in the warp)
+  double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);  // r: per lane of warp 0
+  const bool ahead = p.lookahead && kWarps > 1;
+  if (k > 0 && warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, 0, k < NB ? k : NB, rel_col, rel_piv, r);
+  __syncthreads();
   for (int j0 = 0; j0 < k; j0 += NB) {
-    const int w = k - j0 < NB ? k - j0 : NB;
-    if (warp == 0) {  // (1) diagonal block
-      // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
-      // prologue's shared cache (loaded before the wait for the children),
-      // broadcast by shuffles below.
-      const double ajj_lane = lane < w ? ajj_of<kWarps>(p, f, fs, j0 + lane) : 0.0;
-      double a[NB];
-#pragma unroll
-      for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
-      int info = -1;
-      double dinfo = 0.0;
-#pragma unroll
-      for (int t = 0; t < NB; ++t) {
-        if (t < w && info < 0) {
-          const double d = __shfl_sync(0xffffffffu, a[t], t);
-          const double ajj = __shfl_sync(0xffffffffu, ajj_lane, t);
-          if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
-            info = j0 + t;
-            dinfo = d;
-          } else {
-            const double l = sqrt(d);
-            if (lane == 0) {
-              const double d2 = l * l;
-              if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
-                rel_col = j0 + t;
-                rel_piv = isfinite(l) ? d2 : l;
-              }
-              if (ajj > 0) r = fmin(r, d2 / ajj);
-            }
-            // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
-            // which the row solves below reuse: no division per row.
-            const double rl = 1.0 / l;
-            if (lane == 0) s_rdiag[t] = rl;
-            if (lane == t) a[t] = l;
-            else if (lane > t) a[t] *= rl;
-#pragma unroll
-            for (int c = t + 1; c < NB; ++c) {
-              const double lc = __shfl_sync(0xffffffffu, a[t], c);
-              if (c < w && lane >= c) a[c] -= a[t] * lc;
-            }
-          }
-        }
-      }
-#pragma unroll
-      for (int t = 0; t < NB; ++t)
-        if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
-      if (lane == 0) {
-        s_info = info;
-        s_piv = dinfo;
-      }
-    }
-    __syncthreads();
-    if (s_info >= 0) {
-      *pivot = s_piv;
-      const int bad = s_info;
+    const int w = k - j0 < NB ? k - j0 : NB, j1 = j0 + w;
+    if (fsh.info >= 0) {
+      *pivot = fsh.piv;
+      const int bad = fsh.info;
       __syncthreads();
       return bad;
     }
-    const int j1 = j0 + w;
-    // (2) rows below the diagonal block
-    for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
-      double x[NB];
-#pragma unroll
-      for (int t = 0; t < NB; ++t) {
-        if (t < w) {
-          double acc = v.col(j0 + t)[i];
-#pragma unroll
-          for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
-          x[t] = acc * s_rdiag[t];
-        }
-      }
-#pragma unroll
-      for (int t = 0; t < NB; ++t)
-        if (t < w) v.col(j0 + t)[i] = x[t];
-    }
+    row_solve<NB>(v, fsh.rdiag, j0, w, m);
     __syncthreads();
-    // (3) trailing update, kTrailCols columns per warp at a time (register
-    // tiling: each row's L(i, j0:j1) is loaded once for kTrailCols columns,
-    // not once per column), lanes over rows; same sums as before, in the
-    // same order (t ascending, then subtracted).
-    constexpr int CG = kTrailCols;
-    for (int c0 = j1 + warp * CG; c0 < m; c0 += kWarps * CG) {
-      double lc[CG][NB];
-#pragma unroll
-      for (int u = 0; u < CG; ++u)
-#pragma unroll
-        for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
-      for (int i = c0 + lane; i < m; i += 32) {
-        double li[NB];
-#pragma unroll
-        for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
-#pragma unroll
-        for (int u = 0; u < CG; ++u) {
-          if (i >= c0 + u) {  // also implies c0 + u < m
-            double acc = 0.0;
-#pragma unroll
-            for (int t = 0; t < NB; ++t)
-              if (t < w) acc += li[t] * lc[u][t];
-            v.col(c0 + u)[i] -= acc;
-          }
-        }
+    const int w2 = k - j1 < NB ? k - j1 : NB;  // the next block's width (0: none)
+    if (ahead && w2 > 0) {
+      if (warp == 0) {
+        update_next_diag<NB>(v, j0, w, j1 + w2);
+        __syncwarp();
+        diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+      } else {
+        trailing_update<kWarps, NB>(v, j0, w, m, j1 + w2, 1);
+      }
+      __syncthreads();
+    } else {
+      trailing_update<kWarps, NB>(v, j0, w, m, j1, 0);
+      __syncthreads();
+      if (w2 > 0) {
+        if (warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+        __syncthreads();
       }
     }
-    __syncthreads();
   }
+  // The smallest ratio over warp 0's lanes (a minimum: any order gives it).
+  if (warp == 0)
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) r = fmin(r, __shfl_xor_sync(0xffffffffu, r, o));
   *ratio = r;
   if (threadIdx.x == 0) {
-    s_col = rel_col;
-    s_rpiv = rel_piv;
+    fsh.col = rel_col;
+    fsh.rpiv = rel_piv;
   }
   __syncthreads();
-  const int bad = s_col;
-  *pivot = s_rpiv;
+  const int bad = fsh.col;
+  *pivot = fsh.rpiv;
   __syncthreads();
   return bad;
 }

@@ -107,6 +107,13 @@ struct FusedLaunch {
   /// that receive each front's %globaltimer stamps in ns (zeroed by
   /// launch_fused_subtree; fused_trace_summary reads them).
   unsigned long long* trace = nullptr;
+  /// Back-off of a thread polling a child's flag between two loads, ns
+  /// (__nanosleep; 0: spin).
+  unsigned int poll_sleep_ns = 64;
+  /// factor()'s look-ahead: warp 0 factorises the next diagonal block
+  /// while the other warps update the trailing matrix (default), or the
+  /// three separate phases (measurement knob; same arithmetic).
+  bool lookahead = true;
 };
 
 /// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,

@@ -400,7 +400,9 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.pivot_tol = ctx.pivot_tol;
   // Measurement knobs (read once): STARFRONT_FUSED_EARLY=0 runs each front's
   // prologue after the wait for its children; STARFRONT_FUSED_TRACE=1 takes
-  // the kernel's trace and prints its summary to stderr at every execution.
+  // the kernel's trace and prints its summary to stderr at every execution;
+  // STARFRONT_FUSED_SLEEP_NS: the flag polling's back-off (default 64 ns);
+  // STARFRONT_FUSED_LOOKAHEAD=0: factor() without its look-ahead.
   static const bool early = [] {
     const char* e = std::getenv("STARFRONT_FUSED_EARLY");
     return !(e && std::string(e) == "0");
@@ -409,7 +411,17 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     const char* e = std::getenv("STARFRONT_FUSED_TRACE");
     return e && std::string(e) == "1";
   }();
+  static const unsigned poll_sleep_ns = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_SLEEP_NS");
+    return e && *e ? static_cast<unsigned>(std::strtoul(e, nullptr, 10)) : 64u;
+  }();
+  static const bool lookahead = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_LOOKAHEAD");
+    return !(e && std::string(e) == "0");
+  }();
   p.early = early;
+  p.lookahead = lookahead;
+  p.poll_sleep_ns = poll_sleep_ns;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && trace_words > w.fused_trace_cap) {
     cudaFree(w.fused_trace);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/sequential/sequential_executor.hpp"
@@ -34,6 +35,7 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   a_.n = A.n;  // the analysed pattern; values copied at each factorisation
   a_.colptr = A.colptr;
   a_.rowind = A.rowind;
+  unpin_values();  // a_.values may be reallocated by the next factorisation
   a_.values.clear();
   analysed_ = true;
   stats_ = SolverStats{};
@@ -81,6 +83,7 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   factorized_ = st.ok();
   PhaseTimer keep;
   if (factorized_) {
+    if (a_.values.capacity() < A.values.size()) unpin_values();  // the assignment reallocates
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     refine_steps_ = opts.refine_steps;
   }
@@ -108,7 +111,22 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // failure it holds these values, but solve() refuses to run then.
   // The copy and the finiteness check in one pass; a value that is not
   // finite is named by check_values (the slow path).
+  if (a_.values.capacity() < nnz) unpin_values();  // the resize reallocates
   a_.values.resize(nnz);
+  // With CUDA workers, the copy that goes to the GPU at every
+  // refactorisation is page-locked once (asynchronous DMA instead of a
+  // staged pageable copy); STARFRONT_PIN_VALUES=0 leaves it pageable
+  // (measurement knob).
+  static const bool pin_values = [] {
+    const char* e = std::getenv("STARFRONT_PIN_VALUES");
+    return !(e && std::string(e) == "0");
+  }();
+  if (pin_values && exec == Executor::starpu &&
+      (pinned_values_ != a_.values.data() || pinned_bytes_ != nnz * sizeof(double))) {
+    unpin_values();
+    values_pin_ = pin_for_gpus(a_.values.data(), nnz * sizeof(double));
+    if (values_pin_) pinned_values_ = a_.values.data(), pinned_bytes_ = nnz * sizeof(double);
+  }
   const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data());
   if (!finite) {
     st = check_values(plan_, a_);
@@ -234,6 +252,7 @@ Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_
   st = factorize_starpu_mpi(graph_, mapping_, A, opts, comm, factor_, local_, &stats_.factor, &mpi_info_);
   factorized_ = st.ok();
   if (factorized_) {
+    if (a_.values.capacity() < A.values.size()) unpin_values();  // the assignment reallocates
     a_.values = A.values;
     refine_steps_ = opts.refine_steps;
   }

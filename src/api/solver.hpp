@@ -179,6 +179,14 @@ class Solver {
   // finite in the same pass (copy_values_finite), so the StarPU executor
   // skips its own check of them.
   bool values_finite_ = false;
+  // The page-locking of a_.values (refactorize, with CUDA workers: A's
+  // values go to the GPU at every factorisation); released before a_.values
+  // may be reallocated (analyse, factorize) and, declared after a_, before
+  // a_ is destroyed. pinned_values_: the range it locks.
+  std::unique_ptr<NumericFactor::PinRelease> values_pin_;
+  const double* pinned_values_ = nullptr;
+  std::size_t pinned_bytes_ = 0;
+  void unpin_values() { values_pin_.reset(), pinned_values_ = nullptr, pinned_bytes_ = 0; }
   NumericFactor factor_;
   mutable SolveGraph process_solve_;      // solve graph of last_graph_ on one rank (LLᵀ solves)
   mutable const TaskGraph* process_solve_for_ = nullptr;

@@ -103,6 +103,12 @@ struct LxPin final : NumericFactor::PinRelease {
 
 }  // namespace
 
+std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
+  if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;
+  if (starpu_memory_pin(p, bytes) != 0) return nullptr;
+  return std::make_unique<LxPin>(static_cast<double*>(p));
+}
+
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats, bool values_finite) {
   if (!starpu_is_initialized())
