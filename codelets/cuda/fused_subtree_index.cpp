@@ -211,6 +211,8 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
     S.write += at(q, 5) - at(q, 4);
     const double from = below >= 0 ? std::max(at(below, 5), early ? own_end(q) : at(below, 5)) : t_first;
     S.lag += std::max(0.0, ready(q) - from);
+    if (below >= 0 && below < ti.nsmall && q >= ti.nsmall && S.traced[1] > 0)
+      S.boundary = std::max(0.0, first[1] - at(below, 5));
     q = below;
   }
   return S;

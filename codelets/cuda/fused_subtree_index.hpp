@@ -146,9 +146,13 @@ constexpr int kFusedTracePoints = 6;
 /// the chain's first front, from the first stamp of the task to the end of
 /// its wait). `span`: first stamp to last publication, per launch part
 /// (tickets [0, nsmall) and the rest); `mean_*`: averages over the traced
-/// fronts of each part.
+/// fronts of each part. `boundary`: when the chain runs from the small part
+/// into the large one, the time from the publication of its last small
+/// front to the first stamp of the large launch (what one launch for both
+/// parts could save on this chain at most), else 0.
 struct FusedTraceSummary {
   idx_t fronts = 0;
+  double boundary = 0;
   double own = 0, lag = 0, extend_add = 0, factor = 0, write = 0;
   double span[2] = {0, 0};
   double mean_own[2] = {0, 0}, mean_extend_add[2] = {0, 0}, mean_factor[2] = {0, 0}, mean_write[2] = {0, 0};

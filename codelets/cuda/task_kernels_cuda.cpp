@@ -457,12 +457,13 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
       return;
     const FusedTraceSummary S = fused_trace_summary(X, ti, w.host_trace.data(), early);
     std::fprintf(stderr,
-                 "fused trace %s (early %d): span small %.1f us, large %.1f us; critical chain %lld fronts: "
+                 "fused trace %s (early %d): span small %.1f us, large %.1f us; critical chain %lld fronts, "
+                 "%.1f us waiting at the launch boundary: "
                  "prologue %.1f, lag %.1f, extend-add %.1f, factor %.1f, write %.1f us; per front (small | large): "
                  "prologue %.2f | %.2f, extend-add %.2f | %.2f, factor %.2f | %.2f, write %.2f | %.2f us "
                  "(%lld | %lld fronts)\n",
                  task_name(G, t).c_str(), early ? 1 : 0, 1e-3 * S.span[0], 1e-3 * S.span[1],
-                 static_cast<long long>(S.fronts), 1e-3 * S.own, 1e-3 * S.lag, 1e-3 * S.extend_add, 1e-3 * S.factor,
+                 static_cast<long long>(S.fronts), 1e-3 * S.boundary, 1e-3 * S.own, 1e-3 * S.lag, 1e-3 * S.extend_add, 1e-3 * S.factor,
                  1e-3 * S.write, 1e-3 * S.mean_own[0], 1e-3 * S.mean_own[1], 1e-3 * S.mean_extend_add[0],
                  1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
                  1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),

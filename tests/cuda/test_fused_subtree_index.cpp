@@ -393,6 +393,9 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
       // the first front's wait ends a after the start when early (its
       // prologue ran first), at once otherwise.
       EXPECT_DOUBLE_EQ(S.lag, (nf - 1) * lag + (early ? a : 0.0));
+      // All fronts start at t0 in the simulation: the large launch's first
+      // stamp precedes every publication, so no boundary time.
+      EXPECT_DOUBLE_EQ(S.boundary, 0.0);
       EXPECT_EQ(S.traced[0], ti.nsmall);
       EXPECT_EQ(S.traced[1], ti.nfronts - ti.nsmall);
       if (ti.nsmall > 0) {
@@ -404,6 +407,33 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
         EXPECT_DOUBLE_EQ(S.span[1], last_large - first_large);
         EXPECT_DOUBLE_EQ(S.mean_extend_add[1], b);
         EXPECT_DOUBLE_EQ(S.mean_write[1], d);
+      }
+      // The large part started later (as a second launch does): the
+      // boundary is the large launch's start minus the publication of the
+      // chain's last small front, when the chain crosses.
+      if (ti.nsmall > 0 && ti.nfronts > ti.nsmall) {
+        std::vector<std::uint64_t> late = tr;
+        const std::uint64_t shift = static_cast<std::uint64_t>(last_small + 5000);  // after every small front
+        for (idx_t q = ti.nsmall; q < ti.nfronts; ++q)
+          for (int i = 0; i < kFusedTracePoints; ++i) late[q * kFusedTracePoints + i] += shift;
+        const FusedTraceSummary L = fused_trace_summary(X, t, late.data(), early);
+        double want = 0;  // the chain from the last publication down, by brute force
+        idx_t q = 0;
+        for (idx_t r = 0; r < ti.nfronts; ++r)
+          if (late[r * kFusedTracePoints + 5] > late[q * kFusedTracePoints + 5]) q = r;
+        while (q >= 0) {
+          const FusedFront& f = X.fronts[ti.front_begin + q];
+          idx_t below = -1;
+          for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) {
+            const idx_t c2 = X.children[ch].ticket;
+            if (below < 0 || late[c2 * kFusedTracePoints + 5] > late[below * kFusedTracePoints + 5]) below = c2;
+          }
+          if (below >= 0 && below < ti.nsmall && q >= ti.nsmall)
+            want = static_cast<double>(first_large) + static_cast<double>(shift) -
+                   static_cast<double>(late[below * kFusedTracePoints + 5]);
+          q = below;
+        }
+        EXPECT_DOUBLE_EQ(L.boundary, want);
       }
       // A skipped front (no stamps) is left out of the counts.
       T(0, 5) = 0;
