@@ -541,6 +541,10 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
   __shared__ int s_ticket;
+  // The second launch (the large fronts) is a programmatic dependent launch
+  // (launch_fused_subtree): it may start once every block of this one has
+  // passed this point, i.e. is resident (fused_subtree_kernel.hpp).
+  if (kThreads <= kFusedThreads) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   for (;;) {
     if (threadIdx.x == 0) s_ticket = t0 + static_cast<int>(atomicAdd(counter, 1u));
     __syncthreads();
@@ -557,7 +561,8 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
 /// queried once per thread, device and shared-memory size (a CUDA worker is
 /// one thread; each query costs microseconds, a refactorisation pays none).
 template <int kThreads>
-cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream) {
+cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream,
+                        bool programmatic) {
   if (t1 <= t0) return cudaSuccess;
   auto kernel = fused_subtree_kernel<kThreads>;
   struct Shape {
@@ -595,8 +600,17 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
   }
   long long grid = static_cast<long long>(sh.per_sm > 0 ? sh.per_sm : 1) * (sh.sms > 0 ? sh.sms : 1);
   if (grid > t1 - t0) grid = t1 - t0;
-  kernel<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(p, t0, t1, counter, smem / 8);
-  return cudaGetLastError();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, p, t0, t1, counter, static_cast<long long>(smem / 8));
 }
 
 }  // namespace
@@ -618,12 +632,15 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);
-  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream)) != cudaSuccess)
+  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)) !=
+      cudaSuccess)
     return e;
   if (launches && p.nsmall > 0) ++*launches;
-  if (events && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
-  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream)) !=
-      cudaSuccess)
+  // With the overlap, no event between the launches: it would serialise them.
+  const bool overlap = p.overlap_launches && p.nsmall > 0 && p.nfronts > p.nsmall;
+  if (events && !overlap && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
+  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream,
+                                           overlap)) != cudaSuccess)
     return e;
   if (launches && p.nfronts > p.nsmall) ++*launches;
   if (events && (e = cudaEventRecord(events[2], stream)) != cudaSuccess) return e;

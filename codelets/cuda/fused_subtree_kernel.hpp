@@ -20,9 +20,22 @@
 // induction on tickets, the unfinished front with the smallest ticket has
 // all its children complete and its block running, so it completes: the
 // kernel terminates whatever the residency of blocks and the scheduling of
-// the hardware. The second launch starts after the first has completed
-// (stream order), and the small part is closed under taking descendants, so
-// its fronts wait only on fronts of their own launch or of the first.
+// the hardware. The small part is closed under taking descendants, so the
+// first launch's fronts wait only on fronts of their own launch, and it
+// terminates on its own. The second launch is a programmatic dependent
+// launch (sm_90; FusedLaunch::overlap_launches): every block of the first
+// executes griddepcontrol.launch_dependents as it starts, and the hardware
+// starts blocks of the second only once every block of the first has done
+// so (or exited): every first-launch front a second-launch block waits on
+// is then held by a resident block or finished, and the induction above
+// applies to the union of the two launches. Without the overlap (or where
+// the attribute is not honoured) the second starts after the first has
+// completed (stream order). The overlap lets a large front start as soon as
+// its own small children are done, not when the last small front is.
+//
+// Each front's prologue (FusedLaunch::early: zeroing, A's entries, |a_jj|
+// and the children's descriptors into shared memory) runs before its block
+// waits for the children: it touches only the front's own memory.
 //
 // Extend-add is owner-computes: the block of the parent pulls each child's CB
 // in turn (a barrier between children) and is the only writer of its front,
@@ -114,6 +127,11 @@ struct FusedLaunch {
   /// while the other warps update the trailing matrix (default), or the
   /// three separate phases (measurement knob; same arithmetic).
   bool lookahead = true;
+  /// The second launch (large fronts) as a programmatic dependent launch
+  /// that may start while the first still runs (default; the header says
+  /// why this cannot deadlock), or after it (measurement knob). With the
+  /// overlap, launch_fused_subtree records no event between the launches.
+  bool overlap_launches = true;
 };
 
 /// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,
@@ -125,7 +143,8 @@ std::size_t fused_status_bytes(int nfronts);
 /// (occupancy × SMs), at most the launch's fronts. launches (out, may be
 /// null): kernel launches queued. Returns the first error.
 /// events (may be null): three events recorded before the first launch,
-/// between the two and after the second (GPU time of each part).
+/// between the two (not with p.overlap_launches and both parts non-empty)
+/// and after the second (GPU time of each part).
 cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events);
 
 #ifdef __CUDACC__

@@ -4,14 +4,16 @@
 # tools/device/bundle.sh, which copies this script into <dir>), then run it
 # there (device run, carry <dir>, command `bash <dir>/run-h6b.sh`). Writes
 # under $OUT: env.txt; trace.txt (the fused kernel's %globaltimer trace
-# summary, STARFRONT_FUSED_TRACE=1, on the two power-grid matrices, with and
-# without factor()'s look-ahead); tests.txt (test_cuda_fused and
-# test_cuda_factorize with STARFRONT_REQUIRE_GPU=1, test_fused_subtree_index,
-# and test_cuda_fused again without the look-ahead); bench.md (gpu_bench
+# summary, STARFRONT_FUSED_TRACE=1, on the two power-grid matrices, as built
+# and without factor()'s look-ahead or the overlapping launches); tests.txt
+# (test_cuda_fused and test_cuda_factorize with STARFRONT_REQUIRE_GPU=1,
+# test_fused_subtree_index, and test_cuda_fused again without the look-ahead
+# and the overlap); bench.md (gpu_bench
 # --fused --repeat 30 --ncpu 16 on every SPD matrix and lap2d:300, against
 # CHOLMOD and cusolverSp csrchol in the same process); variants.md (the
 # power-grid matrices with each measurement knob turned off:
-# STARFRONT_FUSED_LOOKAHEAD=0, STARFRONT_PIN_VALUES=0, STARFRONT_FUSED_EARLY=0);
+# STARFRONT_FUSED_LOOKAHEAD=0, STARFRONT_FUSED_OVERLAP=0, STARFRONT_PIN_VALUES=0,
+# STARFRONT_FUSED_EARLY=0);
 # sanitizer.txt (compute-sanitizer racecheck and memcheck of the fused kernel
 # on small matrices and on bcsstk13, whose fused subtrees have fronts of
 # order > 64 for the 512-thread launch).
@@ -32,20 +34,20 @@ grid="$b/data/spd/activsg2000_hykkt_10.mtx $b/data/spd/opf_case10000_goc_kkt.mtx
   STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/test_cuda_fused"
   timeout 40 "$b/bin/test_fused_subtree_index"
   STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/test_cuda_factorize"
-  echo "== STARFRONT_FUSED_LOOKAHEAD=0 test_cuda_fused"
-  STARFRONT_FUSED_LOOKAHEAD=0 STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/test_cuda_fused"
+  echo "== STARFRONT_FUSED_LOOKAHEAD=0 STARFRONT_FUSED_OVERLAP=0 test_cuda_fused"
+  STARFRONT_FUSED_LOOKAHEAD=0 STARFRONT_FUSED_OVERLAP=0 STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/test_cuda_fused"
 } 2>&1 | grep -v perf_model_add_dir | tee "$out/tests.txt"
 timeout 90 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu 16 "$b"/data/spd/*.mtx lap2d:300 2>&1 |
   grep -v perf_model_add_dir | tee "$out/bench.md"
 {
-  for l in 1 0; do
-    echo "== STARFRONT_FUSED_TRACE=1 STARFRONT_FUSED_LOOKAHEAD=$l gpu_bench --fused --repeat 3 --ncpu 16 (power-grid matrices)"
-    STARFRONT_FUSED_TRACE=1 STARFRONT_FUSED_LOOKAHEAD=$l timeout 40 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 \
+  for v in "STARFRONT_FUSED_TRACE=1" "STARFRONT_FUSED_LOOKAHEAD=0" "STARFRONT_FUSED_OVERLAP=0"; do
+    echo "== STARFRONT_FUSED_TRACE=1 $v gpu_bench --fused --repeat 3 --ncpu 16 (power-grid matrices)"
+    env STARFRONT_FUSED_TRACE=1 "$v" timeout 40 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 \
       --no-cholmod --no-cusolversp $grid 2>&1 | grep -E "fused trace|gpu_bench:"
   done
 } 2>&1 | tee "$out/trace.txt"
 {
-  for v in "STARFRONT_FUSED_LOOKAHEAD=0" "STARFRONT_PIN_VALUES=0" "STARFRONT_FUSED_EARLY=0"; do
+  for v in "STARFRONT_FUSED_LOOKAHEAD=0" "STARFRONT_FUSED_OVERLAP=0" "STARFRONT_PIN_VALUES=0" "STARFRONT_FUSED_EARLY=0"; do
     echo "== $v gpu_bench --fused --repeat $repeat --ncpu 16 (power-grid matrices)"
     env "$v" timeout 30 "$b/bin/gpu_bench" --fused --repeat "$repeat" --ncpu 16 --no-cholmod --no-cusolversp $grid 2>&1 |
       grep -E "^\| (activsg|opf)|gpu_bench:"
