@@ -53,13 +53,20 @@
 // shared memory (up to 227 KiB on sm_90: m <= 238), otherwise in place in
 // global memory (L in the panel, the CB in its workspace region; slow, for
 // graphs not built with gpu_graph_options). Dense Cholesky: blocked
-// right-looking, kFusedBlock columns at a time (diagonal block by one warp
-// with shuffles, the block's |a_jj| loaded by its lanes at once, columns
-// scaled by the reciprocal pivot as LAPACK's dpotf2 does; rows below by
+// right-looking, kFusedBlock columns at a time (4 in the small launch),
+// with a look-ahead of one block (FusedLaunch::lookahead): the diagonal
+// block by one warp with shuffles (|a_jj| from the prologue's shared cache,
+// columns scaled by the reciprocal pivot as LAPACK's dpotf2 does, the
+// relative pivot test afterwards one lane per column); rows below by
 // row-wise triangular solves reusing those reciprocals; then a rank-8
-// update of the trailing lower triangle, sums first, kTrailCols columns per
-// warp at a time so that each row's L entries are loaded once for them),
-// three block barriers per block of columns.
+// update of the trailing lower triangle (sums first, kTrailCols columns per
+// warp at a time so that each row's L entries are loaded once for them) by
+// warps 1.., while warp 0 updates the next diagonal block and factorises it
+// (the serial diagonal block overlaps the update; look-ahead as in J.
+// Kurzak and J. Dongarra, "Implementing linear algebra routines on
+// multi-core processors with pipelining and a look ahead", PARA 2006, LNCS
+// 4699). Two block barriers per block of columns; every entry gets the same
+// sums in the same order as without the look-ahead.
 //
 // Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
 // NaN stops the front (LAPACK's info); otherwise the first column with l²
