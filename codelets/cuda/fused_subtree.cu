@@ -57,16 +57,50 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
   for (long long c = f.child_begin + threadIdx.x; c < f.child_end; c += blockDim.x) {
     const int t = __ldg(&p.children[c].ticket);
     int v;
-    while ((v = load_acquire(done + t)) == 0) __nanosleep(64);
+    while ((v = load_acquire(done + t)) == 0)
+      if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
     if (v != 1) ok = 0;
   }
   __threadfence();
   return __syncthreads_and(ok) != 0;
 }
 
-/// Zero, scatter A's entries, extend-add the children one by one.
+/// Children whose descriptors a block keeps in shared memory (cached in the
+/// prologue, before the wait; further children are read from global memory).
+constexpr int kChildCache = 32;
+
+/// What the prologue of a front leaves in shared memory for the rest of it:
+/// |a_jj| of its first kAjjCache pivots (the pivot test's reference) and the
+/// descriptors of its first kChildCache children.
+template <int kWarps>
+struct FrontShared {
+  static constexpr int kAjjCache = kWarps <= 4 ? static_cast<int>(kFusedSmallOrder) : 256;
+  double ajj[kAjjCache];
+  long long child_cb[kChildCache];
+  long long child_rel[kChildCache];
+  int child_mc[kChildCache];
+};
+
+/// |a_jj| of pivot j (local column) of front f: from the prologue's cache
+/// when it holds it, else from global memory.
+template <int kWarps>
+__device__ __forceinline__ double ajj_of(const FusedLaunch& p, const FusedFront& f, const FrontShared<kWarps>& fs,
+                                         int j) {
+  if (j < FrontShared<kWarps>::kAjjCache) return fs.ajj[j];
+  const long long src = __ldg(p.diag + f.diag_begin + j);
+  return src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
+}
+
+/// The part of a front's assembly that does not depend on its children (the
+/// prologue, run before the wait for them, so that it overlaps their work):
+/// zero the front, scatter A's entries, load |a_jj| of its pivots and its
+/// children's descriptors into shared memory. Every location written is the
+/// front's own (its shared memory, or its panel and private CB region:
+/// fused_subtree_index.hpp), so this is safe while the children still run.
+/// Ends with a block barrier.
 template <int kWarps, bool kPacked>
-__device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v) {
+__device__ void assemble_own(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                             FrontShared<kWarps>& fs) {
   constexpr bool in_shared = kPacked;
   const int m = f.m, k = f.k, mc = m - k;
   if (in_shared) {
@@ -74,6 +108,20 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
   } else {
     for (long long i = threadIdx.x; i < static_cast<long long>(m) * k; i += blockDim.x) v.P[i] = 0.0;
     for (long long i = threadIdx.x; i < static_cast<long long>(mc) * mc; i += blockDim.x) v.C[i] = 0.0;
+  }
+  // Loads that need no barrier first, so that their latencies overlap the
+  // zeroing's barrier: |a_jj| and the children's descriptors.
+  const int kc = k < FrontShared<kWarps>::kAjjCache ? k : FrontShared<kWarps>::kAjjCache;
+  for (int j = threadIdx.x; j < kc; j += blockDim.x) {
+    const long long src = __ldg(p.diag + f.diag_begin + j);
+    fs.ajj[j] = src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
+  }
+  const long long nch = f.child_end - f.child_begin;
+  for (int c = threadIdx.x; c < nch && c < kChildCache; c += blockDim.x) {
+    const FusedChild ch = p.children[f.child_begin + c];
+    fs.child_cb[c] = ch.cb_off;
+    fs.child_rel[c] = ch.rel_begin;
+    fs.child_mc[c] = ch.mc;
   }
   __syncthreads();
   for (long long e = f.a_begin + threadIdx.x; e < f.a_end; e += blockDim.x) {
@@ -92,200 +140,325 @@ __device__ void assemble(const FusedLaunch& p, const FusedFront& f, const FrontV
     atomicAdd(v.col(static_cast<int>(c)) + r, __ldg(p.values + x.src));
   }
   __syncthreads();
+}
+
+/// Extend-adds the children's CBs one by one (after the wait: every child is
+/// complete), a barrier between children.
+template <int kWarps, bool kPacked>
+__device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                           const FrontShared<kWarps>& fs) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   // CB rows per lane whose loads are in flight at once: a small front's CB
   // column has at most two chunks of 32 rows; the large fronts' CBs are long
   // (and their 512-thread blocks have the registers to spare).
   constexpr int kB = kWarps <= 4 ? 2 : 4;
   for (long long c = f.child_begin; c < f.child_end; ++c) {
-    const FusedChild ch = p.children[c];
-    const double* cb = p.workspace + ch.cb_off;
-    const std::int32_t* rel = p.rel + ch.rel_begin;
-    for (int jj = warp; jj < ch.mc; jj += kWarps) {
+    const long long ci = c - f.child_begin;
+    long long cb_off, rel_begin;
+    int mcc;
+    if (ci < kChildCache) {
+      cb_off = fs.child_cb[ci];
+      rel_begin = fs.child_rel[ci];
+      mcc = fs.child_mc[ci];
+    } else {
+      const FusedChild ch = p.children[c];
+      cb_off = ch.cb_off;
+      rel_begin = ch.rel_begin;
+      mcc = ch.mc;
+    }
+    const double* cb = p.workspace + cb_off;
+    const std::int32_t* rel = p.rel + rel_begin;
+    for (int jj = warp; jj < mcc; jj += kWarps) {
       double* dst = v.col(__ldg(rel + jj));
-      const double* src = cb + static_cast<long long>(jj) * ch.mc;
+      const double* src = cb + static_cast<long long>(jj) * mcc;
       // Loads first (kB rows per lane), then the adds: the memory latencies
       // overlap instead of following each other (the compiler would not
       // move a load above the previous row's store on its own).
-      for (int i0 = jj + lane; i0 < ch.mc; i0 += 32 * kB) {
+      for (int i0 = jj + lane; i0 < mcc; i0 += 32 * kB) {
         double x[kB];
         int r[kB];
 #pragma unroll
         for (int b = 0; b < kB; ++b) {
           const int ii = i0 + 32 * b;
-          if (ii < ch.mc) {
+          if (ii < mcc) {
             x[b] = __ldcg(src + ii);
             r[b] = __ldg(rel + ii);
           }
         }
 #pragma unroll
         for (int b = 0; b < kB; ++b)
-          if (i0 + 32 * b < ch.mc) dst[r[b]] += x[b];
+          if (i0 + 32 * b < mcc) dst[r[b]] += x[b];
       }
     }
     __syncthreads();  // the next child may hit the same entries
   }
 }
 
-/// Blocked right-looking Cholesky of the k pivots of the front, blocks of
-/// kFusedBlock columns [j0, j1): (1) warp 0 factorises the diagonal block in
-/// registers (lane r holds row j0 + r; column by column, shuffles), with the
-/// pivot test; (2) every thread solves rows i >= j1 of the block column
-/// against it (one row per thread, x_t = (a_it - Σ_{s<t} x_s l_ts) / l_tt);
-/// (3) the trailing lower triangle [j1, m) gets A(i,c) -= Σ_t L(i,t) L(c,t)
-/// (sum first, one warp per column, lanes over rows). Three block barriers
-/// per block of columns. Returns the failing local column (or -1) and its
-/// pivot, to every thread; *ratio: thread 0's min l²/|a_jj| over columns with
-/// a_jj != 0. fused_subtree_index.cpp's emulation does the same arithmetic.
-template <int kWarps, bool kPacked>
-__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v, double* pivot,
-                      double* ratio) {
-  // Columns per block: 4 for the small-front blocks (registers: several
-  // blocks per SM), kFusedBlock for the large ones.
-  constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
-  const int m = f.m, k = f.k;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  __shared__ int s_info, s_col;
-  __shared__ double s_piv, s_rpiv;
-  __shared__ double s_rdiag[NB];  // 1 / l_tt of the current block of columns
-  int rel_col = -1;  // lane 0 of warp 0
-  double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);
-  for (int j0 = 0; j0 < k; j0 += NB) {
-    const int w = k - j0 < NB ? k - j0 : NB;
-    if (warp == 0) {  // (1) diagonal block
-      // |a_jj| of the block's pivots, lane t holding column j0 + t: loaded
-      // by the lanes at once (one memory latency per block of columns, not
-      // two dependent ones per column), broadcast by shuffles below.
-      double ajj_lane = 0.0;
-      if (lane < w) {
-        const long long src = __ldg(p.diag + f.diag_begin + j0 + lane);
-        ajj_lane = src >= 0 ? fabs(__ldg(p.values + src)) : 0.0;
-      }
-      double a[NB];
+/// Shared state of factor() (one per block).
+template <int NB>
+struct FactorShared {
+  int info, col;
+  double piv, rpiv;
+  double rdiag[NB];  ///< 1 / l_tt of the current block of columns
+};
+
+/// Step (1) of factor(), by warp 0 only: factorises the diagonal block of
+/// columns [j0, j0 + w) in registers (lane r holds row j0 + r; column by
+/// column, shuffles), writes it back and sets fsh.info / fsh.piv (LAPACK's
+/// info: the first pivot d <= 0 or NaN, -1 if none) and fsh.rdiag; then the
+/// relative pivot test and the pivot ratio of its columns, one lane per
+/// column (rel_col / rel_piv: the first failing column of the front, uniform
+/// in the warp; r: this lane's smallest ratio).
+template <int kWarps, int NB, bool kPacked>
+__device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                           const FrontShared<kWarps>& fs, FactorShared<NB>& fsh, int j0, int w, int& rel_col,
+                           double& rel_piv, double& r) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
+  // prologue's shared cache (loaded before the wait for the children).
+  const double ajj_lane = lane < w ? ajj_of<kWarps>(p, f, fs, j0 + lane) : 0.0;
+  double a[NB];
 #pragma unroll
-      for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
-      int info = -1;
-      double dinfo = 0.0;
+  for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
+  int info = -1;
+  double dinfo = 0.0;
 #pragma unroll
-      for (int t = 0; t < NB; ++t) {
-        if (t < w && info < 0) {
-          const double d = __shfl_sync(0xffffffffu, a[t], t);
-          const double ajj = __shfl_sync(0xffffffffu, ajj_lane, t);
-          if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
-            info = j0 + t;
-            dinfo = d;
-          } else {
-            const double l = sqrt(d);
-            if (lane == 0) {
-              const double d2 = l * l;
-              if (rel_col < 0 && (!isfinite(d2) || d2 <= p.pivot_tol * ajj)) {
-                rel_col = j0 + t;
-                rel_piv = isfinite(l) ? d2 : l;
-              }
-              if (ajj > 0) r = fmin(r, d2 / ajj);
-            }
-            // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
-            // which the row solves below reuse: no division per row.
-            const double rl = 1.0 / l;
-            if (lane == 0) s_rdiag[t] = rl;
-            if (lane == t) a[t] = l;
-            else if (lane > t) a[t] *= rl;
+  for (int t = 0; t < NB; ++t) {
+    if (t < w && info < 0) {
+      const double d = __shfl_sync(0xffffffffu, a[t], t);
+      if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
+        info = j0 + t;
+        dinfo = d;
+      } else {
+        const double l = sqrt(d);
+        // (The relative pivot test of the block's columns follows the
+        // loop, one lane per column: off this serial chain.)
+        // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
+        // which the row solves reuse: no division per row.
+        const double rl = 1.0 / l;
+        if (lane == 0) fsh.rdiag[t] = rl;
+        if (lane == t) a[t] = l;
+        else if (lane > t) a[t] *= rl;
 #pragma unroll
-            for (int c = t + 1; c < NB; ++c) {
-              const double lc = __shfl_sync(0xffffffffu, a[t], c);
-              if (c < w && lane >= c) a[c] -= a[t] * lc;
-            }
-          }
+        for (int c = t + 1; c < NB; ++c) {
+          const double lc = __shfl_sync(0xffffffffu, a[t], c);
+          if (c < w && lane >= c) a[c] -= a[t] * lc;
         }
       }
+    }
+  }
 #pragma unroll
-      for (int t = 0; t < NB; ++t)
-        if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
-      if (lane == 0) {
-        s_info = info;
-        s_piv = dinfo;
+  for (int t = 0; t < NB; ++t)
+    if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
+  if (info < 0) {
+    // The relative pivot test (the CPU's: d = l² not finite or <= tol·|a_jj|
+    // fails) and the pivot ratio, lane t for column j0 + t (it holds l =
+    // a[t] and |a_jj|), the first failing column by a ballot: the same
+    // comparisons and quotients as one lane column by column, in parallel.
+    // After a failed pivot (info) they do not matter: info is reported.
+    double lt = 0.0;
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (lane == t) lt = a[t];
+    bool fails = false;
+    double piv = 0.0;
+    if (lane < w) {
+      const double d2 = lt * lt;
+      fails = !isfinite(d2) || d2 <= p.pivot_tol * ajj_lane;
+      piv = isfinite(lt) ? d2 : lt;
+      if (ajj_lane > 0) r = fmin(r, d2 / ajj_lane);
+    }
+    const unsigned bad_lanes = __ballot_sync(0xffffffffu, fails);
+    const double first_piv = __shfl_sync(0xffffffffu, piv, bad_lanes ? __ffs(bad_lanes) - 1 : 0);
+    if (bad_lanes && rel_col < 0) {
+      rel_col = j0 + __ffs(bad_lanes) - 1;
+      rel_piv = first_piv;
+    }
+  }
+  if (lane == 0) {
+    fsh.info = info;
+    fsh.piv = dinfo;
+  }
+}
+
+/// Step (2) of factor(), all threads: rows i >= j1 = j0 + w of the block
+/// column [j0, j1) solved against its factorised diagonal block, one row per
+/// thread, x_t = (a_it - Σ_{s<t} x_s l_ts) · (1 / l_tt).
+template <int NB, bool kPacked>
+__device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int j0, int w, int m) {
+  const int j1 = j0 + w;
+  for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
+    double x[NB];
+#pragma unroll
+    for (int t = 0; t < NB; ++t) {
+      if (t < w) {
+        double acc = v.col(j0 + t)[i];
+#pragma unroll
+        for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
+        x[t] = acc * rdiag[t];
       }
     }
-    __syncthreads();
-    if (s_info >= 0) {
-      *pivot = s_piv;
-      const int bad = s_info;
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (t < w) v.col(j0 + t)[i] = x[t];
+  }
+}
+
+/// Step (3) of factor(): the trailing lower triangle gets A(i,c) -= Σ_t
+/// L(i,t) L(c,t) over the block column t in [j0, j0 + w) (sum first, t
+/// ascending), for j1 = j0 + w <= c <= i < m, except the entries with
+/// i < skip (then c < skip too), which warp 0 updates itself (look-ahead:
+/// factor()). By warps [w_first, kWarps), kTrailCols columns per warp at a
+/// time (register tiling: each row's L(i, j0:j1) is loaded once for
+/// kTrailCols columns), lanes over rows.
+template <int kWarps, int NB, bool kPacked>
+__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int m, int skip, int w_first) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int j1 = j0 + w, nw = kWarps - w_first;
+  constexpr int CG = kTrailCols;
+  for (int c0 = j1 + (warp - w_first) * CG; c0 < m; c0 += nw * CG) {
+    double lc[CG][NB];
+#pragma unroll
+    for (int u = 0; u < CG; ++u)
+#pragma unroll
+      for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
+    const int i0 = c0 < skip ? skip : c0;
+    for (int i = i0 + lane; i < m; i += 32) {
+      double li[NB];
+#pragma unroll
+      for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
+#pragma unroll
+      for (int u = 0; u < CG; ++u) {
+        if (i >= c0 + u) {  // also implies c0 + u < m
+          double acc = 0.0;
+#pragma unroll
+          for (int t = 0; t < NB; ++t)
+            if (t < w) acc += li[t] * lc[u][t];
+          v.col(c0 + u)[i] -= acc;
+        }
+      }
+    }
+  }
+}
+
+/// Look-ahead part of step (3), by warp 0: the same update for the next
+/// diagonal block's lower triangle, j1 <= c <= i < j2 (lane i - j1, at most
+/// NB rows), with the same sums in the same order.
+template <int NB, bool kPacked>
+__device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int j2) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, j1 = j0 + w, i = j1 + lane;
+  if (i >= j2) return;
+  double li[NB];
+#pragma unroll
+  for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
+  for (int c = j1; c <= i; ++c) {
+    double acc = 0.0;
+#pragma unroll
+    for (int t = 0; t < NB; ++t)
+      if (t < w) acc += li[t] * v.col(j0 + t)[c];
+    v.col(c)[i] -= acc;
+  }
+}
+
+/// Blocked right-looking Cholesky of the k pivots of the front with a
+/// look-ahead of one block, blocks of NB columns [j0, j1) (NB = 4 for the
+/// small-front blocks, kFusedBlock for the large ones): (1) warp 0
+/// factorises the diagonal block (diag_block, with the pivot tests); (2)
+/// every thread solves the rows below it (row_solve); (3) the trailing
+/// lower triangle is updated (trailing_update) by warps 1.. while warp 0
+/// updates the NEXT diagonal block first (update_next_diag) and factorises
+/// it (step (1) of the next block), so that the serial diagonal block
+/// overlaps the update instead of following it. Two block barriers per
+/// block of columns. Every entry gets the same sums in the same order as
+/// without the look-ahead (fused_subtree_index.cpp's emulation does the same
+/// arithmetic). Returns the failing local column (or -1) and its pivot, to
+/// every thread; *ratio: thread 0's min l²/|a_jj| over columns with a_jj !=
+/// 0. Without p.lookahead (measurement knob) step (1) follows step (3) as
+/// a separate phase (three barriers per block).
+template <int kWarps, bool kPacked>
+__device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
+                      const FrontShared<kWarps>& fs, double* pivot, double* ratio) {
+  constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
+  const int m = f.m, k = f.k;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  __shared__ FactorShared<NB> fsh;
+  int rel_col = -1;  // warp 0 (uniform in the warp)
+  double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);  // r: per lane of warp 0
+  const bool ahead = p.lookahead && kWarps > 1;
+  if (k > 0 && warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, 0, k < NB ? k : NB, rel_col, rel_piv, r);
+  __syncthreads();
+  for (int j0 = 0; j0 < k; j0 += NB) {
+    const int w = k - j0 < NB ? k - j0 : NB, j1 = j0 + w;
+    if (fsh.info >= 0) {
+      *pivot = fsh.piv;
+      const int bad = fsh.info;
       __syncthreads();
       return bad;
     }
-    const int j1 = j0 + w;
-    // (2) rows below the diagonal block
-    for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
-      double x[NB];
-#pragma unroll
-      for (int t = 0; t < NB; ++t) {
-        if (t < w) {
-          double acc = v.col(j0 + t)[i];
-#pragma unroll
-          for (int s2 = 0; s2 < t; ++s2) acc -= x[s2] * v.col(j0 + s2)[j0 + t];
-          x[t] = acc * s_rdiag[t];
-        }
-      }
-#pragma unroll
-      for (int t = 0; t < NB; ++t)
-        if (t < w) v.col(j0 + t)[i] = x[t];
-    }
+    row_solve<NB>(v, fsh.rdiag, j0, w, m);
     __syncthreads();
-    // (3) trailing update, kTrailCols columns per warp at a time (register
-    // tiling: each row's L(i, j0:j1) is loaded once for kTrailCols columns,
-    // not once per column), lanes over rows; same sums as before, in the
-    // same order (t ascending, then subtracted).
-    constexpr int CG = kTrailCols;
-    for (int c0 = j1 + warp * CG; c0 < m; c0 += kWarps * CG) {
-      double lc[CG][NB];
-#pragma unroll
-      for (int u = 0; u < CG; ++u)
-#pragma unroll
-        for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
-      for (int i = c0 + lane; i < m; i += 32) {
-        double li[NB];
-#pragma unroll
-        for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
-#pragma unroll
-        for (int u = 0; u < CG; ++u) {
-          if (i >= c0 + u) {  // also implies c0 + u < m
-            double acc = 0.0;
-#pragma unroll
-            for (int t = 0; t < NB; ++t)
-              if (t < w) acc += li[t] * lc[u][t];
-            v.col(c0 + u)[i] -= acc;
-          }
-        }
+    const int w2 = k - j1 < NB ? k - j1 : NB;  // the next block's width (0: none)
+    if (ahead && w2 > 0) {
+      if (warp == 0) {
+        update_next_diag<NB>(v, j0, w, j1 + w2);
+        __syncwarp();
+        diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+      } else {
+        trailing_update<kWarps, NB>(v, j0, w, m, j1 + w2, 1);
+      }
+      __syncthreads();
+    } else {
+      trailing_update<kWarps, NB>(v, j0, w, m, j1, 0);
+      __syncthreads();
+      if (w2 > 0) {
+        if (warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+        __syncthreads();
       }
     }
-    __syncthreads();
   }
+  // The smallest ratio over warp 0's lanes (a minimum: any order gives it).
+  if (warp == 0)
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) r = fmin(r, __shfl_xor_sync(0xffffffffu, r, o));
   *ratio = r;
   if (threadIdx.x == 0) {
-    s_col = rel_col;
-    s_rpiv = rel_piv;
+    fsh.col = rel_col;
+    fsh.rpiv = rel_piv;
   }
   __syncthreads();
-  const int bad = s_col;
-  *pivot = s_rpiv;
+  const int bad = fsh.col;
+  *pivot = fsh.rpiv;
   __syncthreads();
   return bad;
 }
 
-/// Assembles, factorises and writes out front f (ticket q) through view v,
+/// The GPU's nanosecond clock (%globaltimer).
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Trace stamp i of front q (FusedLaunch::trace; nothing when it is null).
+__device__ __forceinline__ void stamp(const FusedLaunch& p, int q, int i) {
+  if (p.trace && threadIdx.x == 0) p.trace[static_cast<long long>(q) * kFusedTracePoints + i] = global_ns();
+}
+
+/// Factorises and writes out front f (ticket q, assembled through view v),
 /// then publishes its flag.
 template <int kWarps, bool kPacked>
-__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v, double* L,
-                             double* cb) {
+__device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
+                             const FrontShared<kWarps>& fs, double* L, double* cb) {
   const int m = f.m, k = f.k, mc = m - k;
-  assemble<kWarps>(p, f, v);
   double pivot = 0.0, ratio = 0.0;
-  const int bad = factor<kWarps>(p, f, v, &pivot, &ratio);
+  const int bad = factor<kWarps>(p, f, v, fs, &pivot, &ratio);
+  stamp(p, q, 4);
   if (bad >= 0) {
     if (threadIdx.x == 0) {
       fused_pivots(p.status, p.nfronts)[q] = pivot;
       atomicMax(&p.status->fail_key, (1ULL << 62) - static_cast<unsigned long long>(f.col0 + bad));
     }
+    stamp(p, q, 5);
     publish(p, q, 2);
     return;
   }
@@ -300,8 +473,9 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
       for (int r = lane; r < m; r += 32) dst[r] = r >= c ? src[r] : 0.0;
     }
     // The CB: an internal one (workspace) is read by its parent's
-    // extend-add only, lower triangle only (assemble()): its upper triangle
-    // is not written. The root's CB (a slot other tasks read) is written whole.
+    // extend-add only, lower triangle only (extend_add()): its upper
+    // triangle is not written. The root's CB (a slot other tasks read) is
+    // written whole.
     if (mc > 0 && cb) {
       const bool internal = f.cb_off >= 0;
       for (int c = warp; c < mc; c += kWarps) {
@@ -311,27 +485,53 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
       }
     }
   }
+  stamp(p, q, 5);
   publish(p, q, 1);
 }
 
-/// One front, ticket q.
-template <int kWarps>
-__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
-  const FusedFront f = p.fronts[q];
+/// One front, ticket q, through view v: the prologue (assemble_own) before
+/// the wait for the children when p.early is set (else after it), then the
+/// extend-add, the factorisation and the write-out. Trace stamps
+/// (kFusedTracePoints): 0 start, 1 and 2 after the prologue and the wait
+/// (in the order they ran), 3 after the extend-add, 4 after the
+/// factorisation, 5 before the flag is published.
+template <int kWarps, bool kPacked>
+__device__ void front_steps(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
+                            FrontShared<kWarps>& fs, double* L, double* cb) {
+  stamp(p, q, 0);
+  if (p.early) {
+    assemble_own<kWarps>(p, f, v, fs);
+    stamp(p, q, 1);
+  }
   if (!wait_children(p, f)) {
     publish(p, q, 2);  // a child failed: skipped
     return;
   }
+  stamp(p, q, p.early ? 2 : 1);
+  if (!p.early) {
+    assemble_own<kWarps>(p, f, v, fs);
+    stamp(p, q, 2);
+  }
+  extend_add<kWarps>(p, f, v, fs);
+  stamp(p, q, 3);
+  finish_front<kWarps>(p, f, q, v, fs, L, cb);
+}
+
+/// One front, ticket q: in shared memory when its packed lower triangle fits.
+template <int kWarps>
+__device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
+  const FusedFront f = p.fronts[q];
   const int m = f.m, k = f.k, mc = m - k;
   const bool in_shared = static_cast<long long>(m) * (m + 1) / 2 <= smem_doubles;
   double* L = p.panel + f.l_off;
   double* cb = f.cb_off >= 0 ? p.workspace + f.cb_off : p.root_cb;
+  __shared__ FrontShared<kWarps> fs;
   if (in_shared) {
     FrontView<true> v{sm, nullptr, 0, 0, m, k};
-    finish_front<kWarps>(p, f, q, v, L, cb);
+    front_steps<kWarps>(p, f, q, v, fs, L, cb);
   } else {
     FrontView<false> v{L, cb, m, mc, m, k};
-    finish_front<kWarps>(p, f, q, v, L, cb);
+    front_steps<kWarps>(p, f, q, v, fs, L, cb);
   }
 }
 
@@ -341,6 +541,10 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
   __shared__ int s_ticket;
+  // The second launch (the large fronts) is a programmatic dependent launch
+  // (launch_fused_subtree): it may start once every block of this one has
+  // passed this point, i.e. is resident (fused_subtree_kernel.hpp).
+  if (kThreads <= kFusedThreads) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   for (;;) {
     if (threadIdx.x == 0) s_ticket = t0 + static_cast<int>(atomicAdd(counter, 1u));
     __syncthreads();
@@ -357,7 +561,8 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
 /// queried once per thread, device and shared-memory size (a CUDA worker is
 /// one thread; each query costs microseconds, a refactorisation pays none).
 template <int kThreads>
-cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream) {
+cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream,
+                        bool programmatic) {
   if (t1 <= t0) return cudaSuccess;
   auto kernel = fused_subtree_kernel<kThreads>;
   struct Shape {
@@ -395,8 +600,17 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
   }
   long long grid = static_cast<long long>(sh.per_sm > 0 ? sh.per_sm : 1) * (sh.sms > 0 ? sh.sms : 1);
   if (grid > t1 - t0) grid = t1 - t0;
-  kernel<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(p, t0, t1, counter, smem / 8);
-  return cudaGetLastError();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, p, t0, t1, counter, static_cast<long long>(smem / 8));
 }
 
 }  // namespace
@@ -411,15 +625,22 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   if (p.nfronts <= 0) return cudaSuccess;
   cudaError_t e = cudaMemsetAsync(p.status, 0, fused_status_bytes(p.nfronts), stream);
   if (e != cudaSuccess) return e;
+  if (p.trace && (e = cudaMemsetAsync(p.trace, 0, sizeof(unsigned long long) * kFusedTracePoints *
+                                                      static_cast<std::size_t>(p.nfronts),
+                                      stream)) != cudaSuccess)
+    return e;
   if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);
-  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream)) != cudaSuccess)
+  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)) !=
+      cudaSuccess)
     return e;
   if (launches && p.nsmall > 0) ++*launches;
-  if (events && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
-  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream)) !=
-      cudaSuccess)
+  // With the overlap, no event between the launches: it would serialise them.
+  const bool overlap = p.overlap_launches && p.nsmall > 0 && p.nfronts > p.nsmall;
+  if (events && !overlap && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
+  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream,
+                                           overlap)) != cudaSuccess)
     return e;
   if (launches && p.nfronts > p.nsmall) ++*launches;
   if (events && (e = cudaEventRecord(events[2], stream)) != cudaSuccess) return e;

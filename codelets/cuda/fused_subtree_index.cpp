@@ -158,6 +158,66 @@ FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task) {
   return c;
 }
 
+FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, const std::uint64_t* trace,
+                                      bool early) {
+  FusedTraceSummary S;
+  if (task < 0 || task >= static_cast<idx_t>(X.task.size()) || !trace) return S;
+  const FusedTaskIndex& ti = X.task[task];
+  auto at = [&](idx_t q, int i) { return static_cast<double>(trace[q * kFusedTracePoints + i]); };
+  auto complete = [&](idx_t q) {
+    for (int i = 0; i < kFusedTracePoints; ++i)
+      if (trace[q * kFusedTracePoints + i] == 0) return false;
+    return true;
+  };
+  // Stamps of the prologue's end and the wait's end (their order: `early`).
+  auto own_end = [&](idx_t q) { return at(q, early ? 1 : 2); };
+  auto ready = [&](idx_t q) { return at(q, early ? 2 : 1); };
+  auto own = [&](idx_t q) { return early ? at(q, 1) - at(q, 0) : at(q, 2) - at(q, 1); };
+  double first[2] = {0, 0}, last[2] = {0, 0}, t_first = 0;
+  idx_t top = -1;
+  for (idx_t q = 0; q < ti.nfronts; ++q) {
+    if (!complete(q)) continue;
+    const int part = q < ti.nsmall ? 0 : 1;
+    if (S.traced[part] == 0 || at(q, 0) < first[part]) first[part] = at(q, 0);
+    if (S.traced[part] == 0 || at(q, 5) > last[part]) last[part] = at(q, 5);
+    if (top < 0 || at(q, 0) < t_first) t_first = at(q, 0);
+    if (top < 0 || at(q, 5) > at(top, 5)) top = q;
+    ++S.traced[part];
+    S.mean_own[part] += own(q);
+    S.mean_extend_add[part] += at(q, 3) - at(q, 2);
+    S.mean_factor[part] += at(q, 4) - at(q, 3);
+    S.mean_write[part] += at(q, 5) - at(q, 4);
+  }
+  for (int part = 0; part < 2; ++part) {
+    if (S.traced[part] == 0) continue;
+    const double nt = static_cast<double>(S.traced[part]);
+    S.span[part] = last[part] - first[part];
+    S.mean_own[part] /= nt;
+    S.mean_extend_add[part] /= nt;
+    S.mean_factor[part] /= nt;
+    S.mean_write[part] /= nt;
+  }
+  for (idx_t q = top; q >= 0;) {
+    const FusedFront& f = X.fronts[ti.front_begin + q];
+    idx_t below = -1;
+    for (std::int64_t c = f.child_begin; c < f.child_end; ++c) {
+      const idx_t t = X.children[c].ticket;
+      if (t >= 0 && t < q && complete(t) && (below < 0 || at(t, 5) > at(below, 5))) below = t;
+    }
+    ++S.fronts;
+    S.own += own(q);
+    S.extend_add += at(q, 3) - at(q, 2);
+    S.factor += at(q, 4) - at(q, 3);
+    S.write += at(q, 5) - at(q, 4);
+    const double from = below >= 0 ? std::max(at(below, 5), early ? own_end(q) : at(below, 5)) : t_first;
+    S.lag += std::max(0.0, ready(q) - from);
+    if (below >= 0 && below < ti.nsmall && q >= ti.nsmall && S.traced[1] > 0)
+      S.boundary = std::max(0.0, first[1] - at(below, 5));
+    q = below;
+  }
+  return S;
+}
+
 FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeIndex& X, idx_t task,
                                    const double* values, double* panel, double* root_cb, double* workspace,
                                    double pivot_tol) {

@@ -127,6 +127,43 @@ struct FusedChains {
 /// children).
 FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
 
+/// Trace stamps per front of the fused kernel (FusedLaunch::trace), in ns of
+/// the GPU's %globaltimer, in the order the kernel takes them: 0 the front's
+/// block starts it; 1 and 2 after its prologue (zeroing, A's entries, |a_jj|
+/// and children's descriptors) and after the wait for its children, in the
+/// order they ran (`early`: prologue first); 3 after the extend-add; 4 after
+/// the factorisation; 5 just before its completion flag is published. 0: not
+/// reached (a skipped front).
+constexpr int kFusedTracePoints = 6;
+
+/// Where the time of one fused launch went, from its trace (ns).
+/// The critical chain is found backwards from the front that was published
+/// last: at each front, the child published last, down to a front without
+/// children. Along it: `fronts`, and the sums of each front's prologue,
+/// extend-add, factorisation and write-out (stamp differences), and `lag`:
+/// per front, from the later of its last child's publication and its own
+/// prologue's end to the end of its wait (flag visibility and wake-up; for
+/// the chain's first front, from the first stamp of the task to the end of
+/// its wait). `span`: first stamp to last publication, per launch part
+/// (tickets [0, nsmall) and the rest); `mean_*`: averages over the traced
+/// fronts of each part. `boundary`: when the chain runs from the small part
+/// into the large one, the time from the publication of its last small
+/// front to the first stamp of the large launch (what one launch for both
+/// parts could save on this chain at most), else 0.
+struct FusedTraceSummary {
+  idx_t fronts = 0;
+  double boundary = 0;
+  double own = 0, lag = 0, extend_add = 0, factor = 0, write = 0;
+  double span[2] = {0, 0};
+  double mean_own[2] = {0, 0}, mean_extend_add[2] = {0, 0}, mean_factor[2] = {0, 0}, mean_write[2] = {0, 0};
+  idx_t traced[2] = {0, 0};  ///< fronts with all stamps, per part
+};
+
+/// Summarises the trace of graph task `task` of X (kFusedTracePoints ×
+/// nfronts stamps, ticket order) taken with FusedLaunch::early = `early`.
+/// Fronts with a zero stamp (skipped) are left out. Pure host code.
+FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, const std::uint64_t* trace, bool early);
+
 /// Host emulation of the fused kernel for graph task `task` (tests): runs
 /// the fronts in ticket order (each front only after its children, as the
 /// kernel waits), with the same index arrays, the same CB workspace offsets

@@ -20,9 +20,22 @@
 // induction on tickets, the unfinished front with the smallest ticket has
 // all its children complete and its block running, so it completes: the
 // kernel terminates whatever the residency of blocks and the scheduling of
-// the hardware. The second launch starts after the first has completed
-// (stream order), and the small part is closed under taking descendants, so
-// its fronts wait only on fronts of their own launch or of the first.
+// the hardware. The small part is closed under taking descendants, so the
+// first launch's fronts wait only on fronts of their own launch, and it
+// terminates on its own. The second launch is a programmatic dependent
+// launch (sm_90; FusedLaunch::overlap_launches): every block of the first
+// executes griddepcontrol.launch_dependents as it starts, and the hardware
+// starts blocks of the second only once every block of the first has done
+// so (or exited): every first-launch front a second-launch block waits on
+// is then held by a resident block or finished, and the induction above
+// applies to the union of the two launches. Without the overlap (or where
+// the attribute is not honoured) the second starts after the first has
+// completed (stream order). The overlap lets a large front start as soon as
+// its own small children are done, not when the last small front is.
+//
+// Each front's prologue (FusedLaunch::early: zeroing, A's entries, |a_jj|
+// and the children's descriptors into shared memory) runs before its block
+// waits for the children: it touches only the front's own memory.
 //
 // Extend-add is owner-computes: the block of the parent pulls each child's CB
 // in turn (a barrier between children) and is the only writer of its front,
@@ -40,13 +53,20 @@
 // shared memory (up to 227 KiB on sm_90: m <= 238), otherwise in place in
 // global memory (L in the panel, the CB in its workspace region; slow, for
 // graphs not built with gpu_graph_options). Dense Cholesky: blocked
-// right-looking, kFusedBlock columns at a time (diagonal block by one warp
-// with shuffles, the block's |a_jj| loaded by its lanes at once, columns
-// scaled by the reciprocal pivot as LAPACK's dpotf2 does; rows below by
+// right-looking, kFusedBlock columns at a time (4 in the small launch),
+// with a look-ahead of one block (FusedLaunch::lookahead): the diagonal
+// block by one warp with shuffles (|a_jj| from the prologue's shared cache,
+// columns scaled by the reciprocal pivot as LAPACK's dpotf2 does, the
+// relative pivot test afterwards one lane per column); rows below by
 // row-wise triangular solves reusing those reciprocals; then a rank-8
-// update of the trailing lower triangle, sums first, kTrailCols columns per
-// warp at a time so that each row's L entries are loaded once for them),
-// three block barriers per block of columns.
+// update of the trailing lower triangle (sums first, kTrailCols columns per
+// warp at a time so that each row's L entries are loaded once for them) by
+// warps 1.., while warp 0 updates the next diagonal block and factorises it
+// (the serial diagonal block overlaps the update; look-ahead as in J.
+// Kurzak and J. Dongarra, "Implementing linear algebra routines on
+// multi-core processors with pipelining and a look ahead", PARA 2006, LNCS
+// 4699). Two block barriers per block of columns; every entry gets the same
+// sums in the same order as without the look-ahead.
 //
 // Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
 // NaN stops the front (LAPACK's info); otherwise the first column with l²
@@ -99,6 +119,26 @@ struct FusedLaunch {
   int max_order_small = 0;  ///< largest order among them
   int max_order = 0;        ///< largest order of all
   double pivot_tol = 0.0;
+  /// Run each front's prologue (zeroing, A's entries, |a_jj| and the
+  /// children's descriptors into shared memory) before waiting for its
+  /// children, overlapping their work (default), or after (measurement knob).
+  bool early = true;
+  /// Null (default), or kFusedTracePoints × nfronts words of device memory
+  /// that receive each front's %globaltimer stamps in ns (zeroed by
+  /// launch_fused_subtree; fused_trace_summary reads them).
+  unsigned long long* trace = nullptr;
+  /// Back-off of a thread polling a child's flag between two loads, ns
+  /// (__nanosleep; 0: spin).
+  unsigned int poll_sleep_ns = 64;
+  /// factor()'s look-ahead: warp 0 factorises the next diagonal block
+  /// while the other warps update the trailing matrix (default), or the
+  /// three separate phases (measurement knob; same arithmetic).
+  bool lookahead = true;
+  /// The second launch (large fronts) as a programmatic dependent launch
+  /// that may start while the first still runs (default; the header says
+  /// why this cannot deadlock), or after it (measurement knob). With the
+  /// overlap, launch_fused_subtree records no event between the launches.
+  bool overlap_launches = true;
 };
 
 /// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,
@@ -110,7 +150,8 @@ std::size_t fused_status_bytes(int nfronts);
 /// (occupancy × SMs), at most the launch's fronts. launches (out, may be
 /// null): kernel launches queued. Returns the first error.
 /// events (may be null): three events recorded before the first launch,
-/// between the two and after the second (GPU time of each part).
+/// between the two (not with p.overlap_launches and both parts non-empty)
+/// and after the second (GPU time of each part).
 cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events);
 
 #ifdef __CUDACC__

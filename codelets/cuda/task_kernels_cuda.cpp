@@ -11,6 +11,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -57,7 +59,13 @@ struct Workspace {
   std::size_t fused_status_cap = 0;  ///< bytes
   FusedStatus* host_status = nullptr;  ///< pinned
   cudaEvent_t fused_events[3] = {nullptr, nullptr, nullptr};  ///< around the two launches
+  /// STARFRONT_FUSED_TRACE=1 only (measurement knob): the kernel's trace
+  /// stamps (FusedLaunch::trace) and their host copy.
+  unsigned long long* fused_trace = nullptr;
+  std::size_t fused_trace_cap = 0;  ///< words
+  std::vector<std::uint64_t> host_trace;
   ~Workspace() {
+    cudaFree(fused_trace);
     for (cudaEvent_t e : fused_events)
       if (e) cudaEventDestroy(e);
     cudaFree(work);
@@ -390,6 +398,47 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.nsmall = static_cast<int>(fi.nsmall);
   p.max_order_small = static_cast<int>(fi.max_order_small);
   p.pivot_tol = ctx.pivot_tol;
+  // Measurement knobs (read once): STARFRONT_FUSED_EARLY=0 runs each front's
+  // prologue after the wait for its children; STARFRONT_FUSED_TRACE=1 takes
+  // the kernel's trace and prints its summary to stderr at every execution;
+  // STARFRONT_FUSED_SLEEP_NS: the flag polling's back-off (default 64 ns);
+  // STARFRONT_FUSED_LOOKAHEAD=0: factor() without its look-ahead;
+  // STARFRONT_FUSED_OVERLAP=0: the large fronts' launch after the small
+  // fronts' launch has completed, not overlapping it.
+  static const bool early = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_EARLY");
+    return !(e && std::string(e) == "0");
+  }();
+  static const bool trace = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_TRACE");
+    return e && std::string(e) == "1";
+  }();
+  static const unsigned poll_sleep_ns = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_SLEEP_NS");
+    return e && *e ? static_cast<unsigned>(std::strtoul(e, nullptr, 10)) : 64u;
+  }();
+  static const bool lookahead = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_LOOKAHEAD");
+    return !(e && std::string(e) == "0");
+  }();
+  static const bool overlap = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_OVERLAP");
+    return !(e && std::string(e) == "0");
+  }();
+  p.early = early;
+  p.lookahead = lookahead;
+  p.overlap_launches = overlap;
+  p.poll_sleep_ns = poll_sleep_ns;
+  const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
+  if (trace && trace_words > w.fused_trace_cap) {
+    cudaFree(w.fused_trace);
+    w.fused_trace = nullptr;
+    w.fused_trace_cap = 0;
+    if (!cuda_ok(cudaMalloc(&w.fused_trace, sizeof(unsigned long long) * trace_words), "cudaMalloc", G, t, ctx))
+      return;
+    w.fused_trace_cap = trace_words;
+  }
+  p.trace = trace ? w.fused_trace : nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
   int launches = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -402,10 +451,35 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     return;
   g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   float ms_small = 0.0f, ms_large = 0.0f;
-  if (cudaEventElapsedTime(&ms_small, w.fused_events[0], w.fused_events[1]) == cudaSuccess &&
-      cudaEventElapsedTime(&ms_large, w.fused_events[1], w.fused_events[2]) == cudaSuccess) {
+  if (overlap && p.nsmall > 0 && p.nfronts > p.nsmall) {
+    // Overlapping launches: no event between them; their GPU time counts
+    // as the second part's (the trace, STARFRONT_FUSED_TRACE=1, splits it).
+    if (cudaEventElapsedTime(&ms_large, w.fused_events[0], w.fused_events[2]) == cudaSuccess)
+      g_fused_part_ns[1] += static_cast<long long>(1e6 * ms_large);
+  } else if (cudaEventElapsedTime(&ms_small, w.fused_events[0], w.fused_events[1]) == cudaSuccess &&
+             cudaEventElapsedTime(&ms_large, w.fused_events[1], w.fused_events[2]) == cudaSuccess) {
     g_fused_part_ns[0] += static_cast<long long>(1e6 * ms_small);
     g_fused_part_ns[1] += static_cast<long long>(1e6 * ms_large);
+  }
+  if (trace) {
+    w.host_trace.resize(trace_words);
+    if (!cuda_ok(cudaMemcpy(w.host_trace.data(), w.fused_trace, sizeof(std::uint64_t) * trace_words,
+                            cudaMemcpyDeviceToHost),
+                 "cudaMemcpy", G, t, ctx))
+      return;
+    const FusedTraceSummary S = fused_trace_summary(X, ti, w.host_trace.data(), early);
+    std::fprintf(stderr,
+                 "fused trace %s (early %d): span small %.1f us, large %.1f us; critical chain %lld fronts, "
+                 "%.1f us waiting at the launch boundary: "
+                 "prologue %.1f, lag %.1f, extend-add %.1f, factor %.1f, write %.1f us; per front (small | large): "
+                 "prologue %.2f | %.2f, extend-add %.2f | %.2f, factor %.2f | %.2f, write %.2f | %.2f us "
+                 "(%lld | %lld fronts)\n",
+                 task_name(G, t).c_str(), early ? 1 : 0, 1e-3 * S.span[0], 1e-3 * S.span[1],
+                 static_cast<long long>(S.fronts), 1e-3 * S.boundary, 1e-3 * S.own, 1e-3 * S.lag, 1e-3 * S.extend_add, 1e-3 * S.factor,
+                 1e-3 * S.write, 1e-3 * S.mean_own[0], 1e-3 * S.mean_own[1], 1e-3 * S.mean_extend_add[0],
+                 1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
+                 1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),
+                 static_cast<long long>(S.traced[1]));
   }
   const FusedStatus st = *w.host_status;
   FrontResult r;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "runtime/sequential/sequential_executor.hpp"
@@ -35,6 +36,7 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   a_.n = A.n;  // the analysed pattern; values copied at each factorisation
   a_.colptr = A.colptr;
   a_.rowind = A.rowind;
+  unpin_values();  // a_.values may be reallocated by the next factorisation
   a_.values.clear();
   analysed_ = true;
   stats_ = SolverStats{};
@@ -82,6 +84,7 @@ Status Solver::factorize(const CscMatrix& A, const FactorOptions& opts, Executor
   factorized_ = st.ok();
   PhaseTimer keep;
   if (factorized_) {
+    if (a_.values.capacity() < A.values.size()) unpin_values();  // the assignment reallocates
     a_.values = A.values;  // for iterative refinement (same pattern: checked above)
     norm_a_ = symmetric_norm_inf(a_);
     refine_steps_ = opts.refine_steps;
@@ -108,9 +111,34 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // The copy kept for iterative refinement is the matrix factorised: one
   // copy, and its pattern is the analysed one by construction. After a
   // failure it holds these values, but solve() refuses to run then.
-  a_.values.assign(values, values + nnz);
+  // The copy and the finiteness check in one pass; a value that is not
+  // finite is named by check_values (the slow path).
+  if (a_.values.capacity() < nnz) unpin_values();  // the resize reallocates
+  a_.values.resize(nnz);
+  // With CUDA workers, the copy that goes to the GPU at every
+  // refactorisation is page-locked once (asynchronous DMA instead of a
+  // staged pageable copy); STARFRONT_PIN_VALUES=0 leaves it pageable
+  // (measurement knob).
+  static const bool pin_values = [] {
+    const char* e = std::getenv("STARFRONT_PIN_VALUES");
+    return !(e && std::string(e) == "0");
+  }();
+  if (pin_values && exec == Executor::starpu &&
+      (pinned_values_ != a_.values.data() || pinned_bytes_ != nnz * sizeof(double))) {
+    unpin_values();
+    values_pin_ = pin_for_gpus(a_.values.data(), nnz * sizeof(double));
+    if (values_pin_) pinned_values_ = a_.values.data(), pinned_bytes_ = nnz * sizeof(double);
+  }
+  const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data());
+  if (!finite) {
+    st = check_values(plan_, a_);
+    if (st.ok()) st = Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite");
+    return st;
+  }
   timer.lap(t_check);
+  values_finite_ = true;
   st = run_method(a_, opts, exec);
+  values_finite_ = false;
   factorized_ = st.ok();
   if (factorized_) {
     refine_steps_ = opts.refine_steps;
@@ -156,7 +184,7 @@ Status Solver::run_factorization(const CscMatrix& A, const FactorOptions& opts, 
     G = &graph_untiled_;
   }
   last_graph_ = G;
-  Status st = exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor)
+  Status st = exec == Executor::starpu ? factorize_starpu(*G, A, opts, factor_, &stats_.factor, values_finite_)
                                        : factorize_sequential(*G, A, opts, factor_, &stats_.factor);
   // The one-process solve is compiled here, once per graph, not in the
   // const solve() (which several threads may call at once).
@@ -243,6 +271,7 @@ Status Solver::factorize_mpi(const CscMatrix& A, const FactorOptions& opts, MPI_
   st = factorize_starpu_mpi(graph_, mapping_, A, opts, comm, factor_, local_, &stats_.factor, &mpi_info_);
   factorized_ = st.ok();
   if (factorized_) {
+    if (a_.values.capacity() < A.values.size()) unpin_values();  // the assignment reallocates
     a_.values = A.values;
     norm_a_ = symmetric_norm_inf(a_);
     refine_steps_ = opts.refine_steps;

@@ -197,6 +197,18 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
+  // Set by refactorize while it runs: a_'s values were copied in and found
+  // finite in the same pass (copy_values_finite), so the StarPU executor
+  // skips its own check of them.
+  bool values_finite_ = false;
+  // The page-locking of a_.values (refactorize, with CUDA workers: A's
+  // values go to the GPU at every factorisation); released before a_.values
+  // may be reallocated (analyse, factorize) and, declared after a_, before
+  // a_ is destroyed. pinned_values_: the range it locks.
+  std::unique_ptr<NumericFactor::PinRelease> values_pin_;
+  const double* pinned_values_ = nullptr;
+  std::size_t pinned_bytes_ = 0;
+  void unpin_values() { values_pin_.reset(), pinned_values_ = nullptr, pinned_bytes_ = 0; }
   NumericFactor factor_;
   ProcessSolve process_solve_;     // one-process solve of last_graph_ (LLᵀ solves)
   std::unique_ptr<SolvePool> pool_ = std::make_unique<SolvePool>();

@@ -154,6 +154,20 @@ Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFacto
   return st;
 }
 
+bool copy_values_finite(const double* src, std::size_t n, double* dst) {
+  // A double is not finite iff its 11 exponent bits are all ones; the OR of
+  // the flags needs no branch, so the loop vectorises (a load, a store, an
+  // AND, a compare and an OR per value).
+  std::uint64_t nonfinite = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    std::uint64_t bits;
+    std::memcpy(&bits, src + p, sizeof bits);
+    std::memcpy(dst + p, &bits, sizeof bits);
+    nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+  }
+  return nonfinite == 0;
+}
+
 Status check_values(const FrontPlan& P, const CscMatrix& A) {
   if (A.n != P.n || A.nnz() != P.nnz_a)
     return Status::error(StatusCode::invalid_argument,

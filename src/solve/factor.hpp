@@ -214,4 +214,9 @@ Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFacto
 /// value is finite (invalid_argument naming the first bad entry otherwise).
 Status check_values(const FrontPlan& P, const CscMatrix& A);
 
+/// Copies n values from src to dst (not overlapping) and reports whether
+/// every one is finite, in one vectorisable pass: what check_values' first
+/// pass does, merged with the copy a refactorisation makes anyway.
+bool copy_values_finite(const double* src, std::size_t n, double* dst);
+
 }  // namespace starfront

@@ -29,6 +29,7 @@
 #include "io/matrix_market.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/starpu_executor.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
 
@@ -225,6 +226,66 @@ TEST(CudaFused, RefactorisationKeepsGpuMemoryFlat) {
               delta);
   EXPECT_LE(std::fabs(delta), 1024.0 * 1024.0);
   EXPECT_EQ(gpu_assembly_index_builds(), builds0) << "the index is uploaded once per analysis";
+#endif
+}
+
+/// Solver::refactorize on the GPU path page-locks its copy of A's values
+/// (pin_for_gpus; starpu_executor.hpp) and keeps results equal to the CPU's
+/// across the pin's life: refactorisations, a factorize() in between, a new
+/// analysis of a larger matrix (the copy is reallocated: unlocked first, then
+/// locked again), and a non-finite value refused. pin_for_gpus itself: the
+/// range is registered with CUDA while the returned object lives, and not
+/// after.
+TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
+  std::unique_ptr<StarpuRuntime> rt;
+  START_GPU_ONLY_RUNTIME(rt);
+#ifdef STARFRONT_HAVE_CUDA
+  {
+    std::vector<double> buf(1 << 16, 1.0);
+    cudaPointerAttributes at{};
+    {
+      auto pin = pin_for_gpus(buf.data(), buf.size() * sizeof(double));
+      ASSERT_NE(pin, nullptr);
+      ASSERT_EQ(cudaPointerGetAttributes(&at, buf.data()), cudaSuccess);
+      EXPECT_EQ(at.type, cudaMemoryTypeHost);
+    }
+    ASSERT_EQ(cudaPointerGetAttributes(&at, buf.data()), cudaSuccess);
+    EXPECT_EQ(at.type, cudaMemoryTypeUnregistered);
+    EXPECT_EQ(pin_for_gpus(nullptr, 8), nullptr);
+  }
+  Solver solver;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  auto check = [&](const CscMatrix& A0, const char* what) {
+    CscMatrix B = A0;
+    for (int rep = 0; rep < 3; ++rep) {
+      const double a = u(rng), shift = u(rng);
+      for (idx_t j = 0; j < B.n; ++j)
+        for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+          B.values[p] = a * A0.values[p] + (B.rowind[p] == j ? shift : 0.0);
+      const Status st = solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+      ASSERT_TRUE(st.ok()) << what << " " << rep << ": " << st.message;
+      const std::vector<double> gpu = solver.factor().Lx;
+      ASSERT_TRUE(solver.factorize(B, FactorOptions{}, Executor::sequential).ok());
+      const double spread = cpu_spread(B, gpu_graph_options(3, kGpuFusedFront));
+      EXPECT_LE(frobenius_rel(gpu, solver.factor().Lx), std::max(1e-13, 10 * spread)) << what << " " << rep;
+      // and factorize() on the GPU with the same values gives the same
+      // factor (to rounding: a task may run elsewhere in the other run)
+      ASSERT_TRUE(solver.factorize(B, FactorOptions{}, Executor::starpu).ok());
+      EXPECT_LE(frobenius_rel(solver.factor().Lx, gpu), std::max(1e-13, 10 * spread)) << what << " " << rep;
+    }
+    B.values[B.values.size() / 2] = std::nan("");
+    EXPECT_EQ(solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu).code,
+              StatusCode::invalid_argument);
+  };
+  const CscMatrix small = random_banded_spd(800, 12, 41);
+  ASSERT_TRUE(solver.analyse(small, AnalysisOptions{}, gpu_graph_options(3, kGpuFusedFront)).ok());
+  check(small, "banded n=800");
+  CscMatrix big;
+  ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "activsg2000_hykkt_10.mtx").string(), big).ok());
+  ASSERT_GT(big.nnz(), small.nnz());
+  ASSERT_TRUE(solver.analyse(big, AnalysisOptions{}, gpu_graph_options(3, kGpuFusedFront)).ok());
+  check(big, "activsg2000_hykkt_10");
 #endif
 }
 

@@ -342,6 +342,111 @@ TEST(FusedSubtreeIndex, ChainsMatchBruteForce) {
   }
 }
 
+/// fused_trace_summary against a simulated kernel: every front has its own
+/// block from t = 1000 ns, its prologue takes a, the extend-add b, the
+/// factorisation c, the write-out d, and its wait ends `lag` ns after its
+/// last child's publication (or at once). With equal durations the critical
+/// chain is a longest chain of the task (fused_chains' whole), and the sums
+/// along it and the per-part means and spans are known in closed form.
+TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
+  const CscMatrix A = random_banded_spd(2000, 90, 15);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  FusedSubtreeIndex X;
+  ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok());
+  const double a = 700, b = 1100, c = 2300, d = 500, lag = 900, t0 = 1000;
+  idx_t checked = 0;
+  for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+    const FusedTaskIndex& ti = X.task[t];
+    if (ti.nfronts == 0) continue;
+    for (bool early : {true, false}) {
+      std::vector<std::uint64_t> tr(static_cast<std::size_t>(kFusedTracePoints * ti.nfronts), 0);
+      auto T = [&](idx_t q, int i) -> std::uint64_t& { return tr[q * kFusedTracePoints + i]; };
+      double first_large = 1e300, last_small = 0, last_large = 0;
+      for (idx_t q = 0; q < ti.nfronts; ++q) {  // children first (ticket order)
+        const FusedFront& f = X.fronts[ti.front_begin + q];
+        double children_done = -1;
+        for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch)
+          children_done = std::max(children_done, static_cast<double>(T(X.children[ch].ticket, 5)));
+        const double wait_end = children_done < 0 ? (early ? t0 + a : t0) : children_done + lag;
+        T(q, 0) = static_cast<std::uint64_t>(t0);
+        T(q, 1) = static_cast<std::uint64_t>(early ? t0 + a : wait_end);
+        T(q, 2) = static_cast<std::uint64_t>(early ? wait_end : wait_end + a);
+        T(q, 3) = T(q, 2) + static_cast<std::uint64_t>(b);
+        T(q, 4) = T(q, 3) + static_cast<std::uint64_t>(c);
+        T(q, 5) = T(q, 4) + static_cast<std::uint64_t>(d);
+        if (q < ti.nsmall) last_small = std::max(last_small, static_cast<double>(T(q, 5)));
+        else {
+          first_large = std::min(first_large, static_cast<double>(T(q, 0)));
+          last_large = std::max(last_large, static_cast<double>(T(q, 5)));
+        }
+      }
+      const FusedTraceSummary S = fused_trace_summary(X, t, tr.data(), early);
+      const idx_t len = fused_chains(X, t).whole;
+      const double nf = static_cast<double>(len);
+      EXPECT_EQ(S.fronts, len) << "task " << t << " early " << early;
+      EXPECT_DOUBLE_EQ(S.own, nf * a);
+      EXPECT_DOUBLE_EQ(S.extend_add, nf * b);
+      EXPECT_DOUBLE_EQ(S.factor, nf * c);
+      EXPECT_DOUBLE_EQ(S.write, nf * d);
+      // Each front above the chain's first waits `lag` after its child;
+      // the first front's wait ends a after the start when early (its
+      // prologue ran first), at once otherwise.
+      EXPECT_DOUBLE_EQ(S.lag, (nf - 1) * lag + (early ? a : 0.0));
+      // All fronts start at t0 in the simulation: the large launch's first
+      // stamp precedes every publication, so no boundary time.
+      EXPECT_DOUBLE_EQ(S.boundary, 0.0);
+      EXPECT_EQ(S.traced[0], ti.nsmall);
+      EXPECT_EQ(S.traced[1], ti.nfronts - ti.nsmall);
+      if (ti.nsmall > 0) {
+        EXPECT_DOUBLE_EQ(S.span[0], last_small - t0);
+        EXPECT_DOUBLE_EQ(S.mean_factor[0], c);
+        EXPECT_DOUBLE_EQ(S.mean_own[0], a);
+      }
+      if (ti.nfronts > ti.nsmall) {
+        EXPECT_DOUBLE_EQ(S.span[1], last_large - first_large);
+        EXPECT_DOUBLE_EQ(S.mean_extend_add[1], b);
+        EXPECT_DOUBLE_EQ(S.mean_write[1], d);
+      }
+      // The large part started later (as a second launch does): the
+      // boundary is the large launch's start minus the publication of the
+      // chain's last small front, when the chain crosses.
+      if (ti.nsmall > 0 && ti.nfronts > ti.nsmall) {
+        std::vector<std::uint64_t> late = tr;
+        const std::uint64_t shift = static_cast<std::uint64_t>(last_small + 5000);  // after every small front
+        for (idx_t q = ti.nsmall; q < ti.nfronts; ++q)
+          for (int i = 0; i < kFusedTracePoints; ++i) late[q * kFusedTracePoints + i] += shift;
+        const FusedTraceSummary L = fused_trace_summary(X, t, late.data(), early);
+        double want = 0;  // the chain from the last publication down, by brute force
+        idx_t q = 0;
+        for (idx_t r = 0; r < ti.nfronts; ++r)
+          if (late[r * kFusedTracePoints + 5] > late[q * kFusedTracePoints + 5]) q = r;
+        while (q >= 0) {
+          const FusedFront& f = X.fronts[ti.front_begin + q];
+          idx_t below = -1;
+          for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch) {
+            const idx_t c2 = X.children[ch].ticket;
+            if (below < 0 || late[c2 * kFusedTracePoints + 5] > late[below * kFusedTracePoints + 5]) below = c2;
+          }
+          if (below >= 0 && below < ti.nsmall && q >= ti.nsmall)
+            want = static_cast<double>(first_large) + static_cast<double>(shift) -
+                   static_cast<double>(late[below * kFusedTracePoints + 5]);
+          q = below;
+        }
+        EXPECT_DOUBLE_EQ(L.boundary, want);
+      }
+      // A skipped front (no stamps) is left out of the counts.
+      T(0, 5) = 0;
+      const FusedTraceSummary S2 = fused_trace_summary(X, t, tr.data(), early);
+      EXPECT_EQ(S2.traced[0] + S2.traced[1], ti.nfronts - 1);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  // Out-of-range task or no trace: an empty summary.
+  EXPECT_EQ(fused_trace_summary(X, -1, nullptr, true).fronts, 0);
+}
+
 /// With the testing aid that attaches GPU buffers without CUDA workers, the
 /// executor registers the fused index once per analysis: two factorisations
 /// build it once, a new analysis builds it again; results are unchanged.

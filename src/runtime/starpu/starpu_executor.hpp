@@ -5,6 +5,8 @@
 // are ready, whatever the level of its front.
 #pragma once
 
+#include <memory>
+
 #include "solve/factor.hpp"
 
 namespace starfront {
@@ -18,7 +20,19 @@ namespace starfront {
 /// no task completed for opts.watchdog_seconds — the message names the
 /// running tasks and says whether they stopped after cancellation or the
 /// factorisation had to be abandoned, its memory left to them).
+/// Page-locks the host range [p, p + bytes) (starpu_memory_pin:
+/// cudaHostRegister) when StarPU runs with CUDA workers, so that its copies
+/// to the GPUs are asynchronous DMA at full bus speed; the returned object
+/// unlocks it when destroyed, which must happen before the memory is freed
+/// or moved. Null when nothing was locked (StarPU not started, no CUDA
+/// worker, bytes == 0, or the locking failed: the range then stays pageable,
+/// which is slower but correct).
+std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes);
+
+/// values_finite: the caller has just checked that A matches the plan and
+/// every value is finite (Solver::refactorize, copy_values_finite): the
+/// executor's own pass over the values (check_values) is skipped.
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
-                        NumericFactor& F, FactorStats* stats = nullptr);
+                        NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false);
 
 }  // namespace starfront
