@@ -225,13 +225,24 @@ struct Input {
 /// seconds and the backward error of A x = A·1 (negative time on failure).
 double time_starpu(Input& in, Solver& solver, int repeat, double& berr) {
   std::vector<double> t;
+  std::array<std::vector<double>, 4> ph;  // setup, submit, execute, writeback (FactorStats::phases)
   for (int k = 0; k <= repeat; ++k) {
     if (Status st = solver.factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
       return -1.0;
     }
-    if (k > 0) t.push_back(solver.stats().factor.seconds);
+    if (k > 0) {
+      const FactorStats& fs = solver.stats().factor;
+      t.push_back(fs.seconds);
+      ph[0].push_back(fs.phases.setup);
+      ph[1].push_back(fs.phases.submit);
+      ph[2].push_back(fs.phases.execute);
+      ph[3].push_back(fs.phases.writeback);
+    }
   }
+  if (repeat > 0)
+    std::fprintf(stderr, "gpu_bench: %s executor phases (medians, ms): setup %.2f submit %.2f execute %.2f writeback %.2f\n",
+                 in.name.c_str(), 1e3 * median(ph[0]), 1e3 * median(ph[1]), 1e3 * median(ph[2]), 1e3 * median(ph[3]));
   std::vector<double> ones(in.A.n, 1.0), b(in.A.n);
   symmetric_matvec(in.A, ones.data(), b.data());
   std::vector<double> x = b;
