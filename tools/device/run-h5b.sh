@@ -69,10 +69,10 @@ if [ "$mode" = profile ]; then
     gb "new, no early write-back" 60 STARFRONT_EARLY_WRITEBACK=0 --repeat 3 --ncpu 16 "${q[@]}" lap3d:60 lap3d:60:27
   } 2>&1 | tee "$out/ab.md"
   {
-    for f in 300 400 800 1000; do
+    for f in 400 800; do
       gb "new, subtrees <= $f" 50 - --repeat 3 --ncpu 16 "${q[@]}" --max-subtree-front "$f" lap3d:60 lap3d:60:27
     done
-    for c in 8 12 24 32; do
+    for c in 8 24; do
       gb "new, $c cores (1 GPU + $((c - 1)) CPU workers)" 50 - --repeat 3 --ncpu "$c" "${q[@]}" lap3d:60 lap3d:60:27
     done
   } 2>&1 | tee "$out/sweep.md"
