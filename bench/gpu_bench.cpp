@@ -12,7 +12,7 @@
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
-//                  [--max-subtree-front F] [--fronts-on-gpu-only] INPUT...
+//                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -26,8 +26,16 @@
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
 //   tasks per kind and how many of each ran on the GPU per factorisation.
+//   --private-slots: one contribution-block slot per block (SlotPolicy::
+//   private_slots): every CB moved between host and GPU is its own size,
+//   not the capacity of a shared slot.
+//   Each GPU run prints the medians of the executor's phases (FactorStats::
+//   phases: setup, submit, execute, writeback) on stderr.
 //   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
-//   default it is page-locked once with CUDA workers: starpu_executor.cpp).
+//   default it is page-locked once with CUDA workers: starpu_executor.cpp);
+//   STARFRONT_DEFER_PIVOTS=0 makes GPU Cholesky fronts synchronise for their
+//   pivot test (the behaviour before issue 5's deferred test);
+//   STARPU_NWORKER_PER_CUDA=S gives each GPU S CUDA workers (streams).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
@@ -416,7 +424,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
-       fronts_only = false;
+       fronts_only = false, private_slots = false;
   idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
@@ -434,6 +442,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) max_subtree_front = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
+    else if (!std::strcmp(argv[a], "--private-slots")) private_slots = true;
     else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
@@ -456,6 +465,7 @@ int main(int argc, char** argv) {
   if (tile_size > 0) go.tile_size = tile_size;
   if (tile_threshold > 0) go.tile_threshold = tile_threshold;
   go.workers = ncpu;
+  if (private_slots) go.slots.policy = SlotPolicy::private_slots;
   for (std::size_t i = 0; i < names.size(); ++i) {
     Input& in = inputs[i];
     in.name = names[i].substr(names[i].find_last_of('/') + 1);

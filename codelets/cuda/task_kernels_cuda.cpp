@@ -138,14 +138,17 @@ struct Workspace {
   }
 };
 
-/// The calling worker's workspace for its current device (a thread may drive
-/// several GPUs: one workspace per device id).
+/// The calling worker's workspace. One per StarPU worker (i.e. per CUDA
+/// stream), not per thread: by default StarPU drives all the workers of a
+/// device from one thread (STARPU_NWORKER_PER_CUDA > 1, one stream each),
+/// and work queued on one worker's stream must not share buffers with
+/// another's.
 Workspace& local_workspace() {
-  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
-  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
-  if (per_device.size() <= dev) per_device.resize(dev + 1);
-  if (!per_device[dev]) per_device[dev] = std::make_unique<Workspace>();
-  return *per_device[dev];
+  thread_local std::vector<std::unique_ptr<Workspace>> per_worker;
+  const auto id = static_cast<std::size_t>(starpu_worker_get_id());
+  if (per_worker.size() <= id) per_worker.resize(id + 1);
+  if (!per_worker[id]) per_worker[id] = std::make_unique<Workspace>();
+  return *per_worker[id];
 }
 
 const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
@@ -654,12 +657,14 @@ struct LdltWorkspace {
   }
 };
 
+/// One per StarPU worker (stream), as local_workspace: the W buffer is read
+/// by the CB update queued on that worker's stream.
 LdltWorkspace& local_ldlt_workspace() {
-  thread_local std::vector<std::unique_ptr<LdltWorkspace>> per_device;
-  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
-  if (per_device.size() <= dev) per_device.resize(dev + 1);
-  if (!per_device[dev]) per_device[dev] = std::make_unique<LdltWorkspace>();
-  return *per_device[dev];
+  thread_local std::vector<std::unique_ptr<LdltWorkspace>> per_worker;
+  const auto id = static_cast<std::size_t>(starpu_worker_get_id());
+  if (per_worker.size() <= id) per_worker.resize(id + 1);
+  if (!per_worker[id]) per_worker[id] = std::make_unique<LdltWorkspace>();
+  return *per_worker[id];
 }
 
 /// LDLᵀ of untiled front s on the GPU (ctx.ldlt.active): buffers panel,

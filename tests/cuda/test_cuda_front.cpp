@@ -286,10 +286,12 @@ CscMatrix with_negative_pivots(const CscMatrix& A, const Solver& solver, const s
 
 /// Two failing fronts at once (GPU fronts test their pivots on the device
 /// and are checked after the graph: issue 5). Every front on the GPU.
-///  - Nested: a negative pivot in the middle of the elimination and one in
-///    the root front (an ancestor of every front). The root never runs
-///    before the first failure is known in a CPU run, so the GPU run must
-///    report exactly the sequential executor's column and pivot.
+///  - Nested: a negative pivot in the middle of the elimination (pivot n/2)
+///    and one at the last column of the root of its tree (the assembly tree
+///    of a random matrix can be a forest), an ancestor of the first. The
+///    ancestor never runs before the first failure is known in a CPU run,
+///    so the GPU run must report exactly the sequential executor's column
+///    and pivot.
 ///  - Independent: negative pivots in two different leaf fronts (neither
 ///    an ancestor of the other). A StarPU run, CPU or GPU, reports the
 ///    failure it meets first: the column and pivot of one of the two
@@ -306,9 +308,14 @@ TEST(CudaFront, TwoFailingFrontsReportTheCpuColumn) {
     const FrontPlan& P = solver.plan();
     const std::vector<idx_t>& start = solver.symbolic().super_start;
     const idx_t nsuper = static_cast<idx_t>(start.size()) - 1;
-    // Nested pair.
+    // Nested pair: pivot n/2 and the last column of the root above it.
     {
-      const CscMatrix B = with_negative_pivots(m.A, solver, {m.A.n / 2, m.A.n - 1});
+      std::vector<idx_t> parent(static_cast<std::size_t>(nsuper), -1);
+      for (idx_t s = 0; s < nsuper; ++s)
+        for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) parent[P.child_list[q]] = s;
+      idx_t r = static_cast<idx_t>(std::upper_bound(start.begin(), start.end(), m.A.n / 2) - start.begin()) - 1;
+      while (parent[r] >= 0) r = parent[r];
+      const CscMatrix B = with_negative_pivots(m.A, solver, {m.A.n / 2, start[r + 1] - 1});
       const Status cpu = solver.factorize(B, FactorOptions{}, Executor::sequential);
       ASSERT_EQ(cpu.code, StatusCode::not_positive_definite) << m.name;
       const long long fallbacks = cuda_front_fallbacks();

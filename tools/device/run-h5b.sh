@@ -14,7 +14,8 @@
 #   profile: stats.txt (solve --json with STARPU_WORKER_STATS / STARPU_BUS_STATS, sync
 #            then deferred), trace.txt (trace summary, deferred), ab.md (gpu_bench old vs
 #            new vs new without early write-back), sweep.md (subtree limit, CPU workers)
-#   final:   bench.md (1 GPU vs 2 GPUs, old vs new, lap3d 60^3 and 100^3)
+#   final:   bench.md (lap3d 60^3: old vs new, streams per GPU, private CB slots, 1 vs 2 GPUs),
+#            large.md (lap3d 100^3, 1 and 2 GPUs, old vs new), baselines.md (CPU, CHOLMOD, csrchol)
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mode=${1:-profile}
@@ -77,14 +78,22 @@ if [ "$mode" = profile ]; then
     done
   } 2>&1 | tee "$out/sweep.md"
 else
+  # Priority order: every step has its own timeout, so the call ends within 300 s.
   {
-    gb "merged-main behaviour (sync fronts), 1 GPU" 70 STARFRONT_DEFER_PIVOTS=0 --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
-    gb "new, 1 GPU, with baselines" 120 - --repeat 3 --ncpu 16 --ncuda 1 --gpu-graph lap3d:60 lap3d:60:27
-    gb "merged-main behaviour, $ngpu GPUs" 60 STARFRONT_DEFER_PIVOTS=0 --repeat 3 --ncpu 16 --ncuda "$ngpu" "${q[@]}" lap3d:60 lap3d:60:27
-    gb "new, $ngpu GPUs" 60 - --repeat 3 --ncpu 16 --ncuda "$ngpu" "${q[@]}" lap3d:60 lap3d:60:27
-    for n in 1 "$ngpu"; do
-      gb "merged-main behaviour, lap3d 100^3, $n GPU(s), tiles on the GPUs" 70 STARFRONT_DEFER_PIVOTS=0 --repeat 2 --ncpu 16 --ncuda "$n" "${q[@]}" --tiles-on-gpu-only lap3d:100
-      gb "new, lap3d 100^3, $n GPU(s), tiles on the GPUs" 70 - --repeat 2 --ncpu 16 --ncuda "$n" "${q[@]}" --tiles-on-gpu-only lap3d:100
-    done
+    gb "old: sync fronts, 1 GPU, 1 stream" 40 STARFRONT_DEFER_PIVOTS=0 --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, 1 GPU, 1 stream" 40 - --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
+    gb "old: sync fronts, 1 GPU, 2 streams" 40 "STARFRONT_DEFER_PIVOTS=0 STARPU_NWORKER_PER_CUDA=2" --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, 1 GPU, 2 streams" 40 STARPU_NWORKER_PER_CUDA=2 --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, 1 GPU, 4 streams" 40 STARPU_NWORKER_PER_CUDA=4 --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, 1 GPU, 1 stream, private CB slots" 40 - --repeat 3 --ncpu 16 --ncuda 1 "${q[@]}" --private-slots lap3d:60 lap3d:60:27
+    gb "old: sync fronts, $ngpu GPUs" 40 STARFRONT_DEFER_PIVOTS=0 --repeat 3 --ncpu 16 --ncuda "$ngpu" "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, $ngpu GPUs, 1 stream each" 40 - --repeat 3 --ncpu 16 --ncuda "$ngpu" "${q[@]}" lap3d:60 lap3d:60:27
+    gb "new: deferred, $ngpu GPUs, 4 streams each" 40 STARPU_NWORKER_PER_CUDA=4 --repeat 3 --ncpu 16 --ncuda "$ngpu" "${q[@]}" lap3d:60 lap3d:60:27
   } 2>&1 | tee "$out/bench.md"
+  {
+    gb "new: deferred, lap3d 100^3, 1 GPU, tiles on the GPU, 4 streams" 45 STARPU_NWORKER_PER_CUDA=4 --repeat 2 --ncpu 16 --ncuda 1 "${q[@]}" --tiles-on-gpu-only lap3d:100
+    gb "old: sync, lap3d 100^3, $ngpu GPUs, tiles on the GPUs" 45 STARFRONT_DEFER_PIVOTS=0 --repeat 2 --ncpu 16 --ncuda "$ngpu" "${q[@]}" --tiles-on-gpu-only lap3d:100
+    gb "new: deferred, lap3d 100^3, $ngpu GPUs, tiles on the GPUs, 4 streams each" 45 STARPU_NWORKER_PER_CUDA=4 --repeat 2 --ncpu 16 --ncuda "$ngpu" "${q[@]}" --tiles-on-gpu-only lap3d:100
+  } 2>&1 | tee "$out/large.md"
+  gb "new, 1 GPU, with baselines (7-point)" 60 - --repeat 3 --ncpu 16 --ncuda 1 --cholmod-threads 16 --gpu-graph lap3d:60 2>&1 | tee "$out/baselines.md"
 fi
