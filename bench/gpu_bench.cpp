@@ -35,7 +35,9 @@
 //   default it is page-locked once with CUDA workers: starpu_executor.cpp);
 //   STARFRONT_DEFER_PIVOTS=0 makes GPU Cholesky fronts synchronise for their
 //   pivot test (the behaviour before issue 5's deferred test);
-//   STARPU_NWORKER_PER_CUDA=S gives each GPU S CUDA workers (streams).
+//   STARPU_NWORKER_PER_CUDA=S gives each GPU S CUDA workers (streams);
+//   STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every untiled front task on the
+//   GPUs (fused subtrees still go where dmda puts them).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.

@@ -216,6 +216,11 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   if (gpu_assembly || gpu_fused || gpu_fronts)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
                                 static_cast<uint32_t>(P.nnz_a), sizeof(double));
+  // Measurement knob (issue 5): STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every
+  // untiled front task on the CUDA workers while fused subtrees stay free
+  // (RuntimeOptions::fronts_on_cuda_only forces both).
+  const char* fog_env = std::getenv("STARFRONT_FRONT_TASKS_ON_GPU");
+  const bool fronts_on_gpu = fog_env && std::string(fog_env) == "1" && starpu_cuda_worker_get_count() > 0;
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers + 5);
@@ -268,9 +273,10 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     }
     // Without the index data an assembly, subtree or front task must not go
     // to a CUDA worker.
-    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
-                                         ? STARPU_CPU
-                                         : task_codelet(task.kind)->where;
+    unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
+                                   ? STARPU_CPU
+                                   : task_codelet(task.kind)->where;
+    if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
         static_cast<int>(descr.size()),
