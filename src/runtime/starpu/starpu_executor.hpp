@@ -18,6 +18,11 @@ namespace starfront {
 /// no task completed for opts.watchdog_seconds — the message names the
 /// running tasks and says whether they stopped after cancellation or the
 /// factorisation had to be abandoned, its memory left to them).
+/// With CUDA workers, Cholesky front tasks on GPUs test their pivots on the
+/// device and the executor checks the outcomes after the graph; when one
+/// failed, it factorises once more with synchronous per-front tests so that
+/// the error names the CPU's column and pivot (STARFRONT_DEFER_PIVOTS=0:
+/// always synchronous).
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats = nullptr);
 
