@@ -12,7 +12,7 @@
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
-//                  [--max-subtree-front F] [--fronts-on-gpu-only] INPUT...
+//                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -26,8 +26,18 @@
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
 //   tasks per kind and how many of each ran on the GPU per factorisation.
+//   --private-slots: one contribution-block slot per block (SlotPolicy::
+//   private_slots): every CB moved between host and GPU is its own size,
+//   not the capacity of a shared slot.
+//   Each GPU run prints the medians of the executor's phases (FactorStats::
+//   phases: setup, submit, execute, writeback) on stderr.
 //   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
-//   default it is page-locked once with CUDA workers: starpu_executor.cpp).
+//   default it is page-locked once with CUDA workers: starpu_executor.cpp);
+//   STARFRONT_DEFER_PIVOTS=0 makes GPU Cholesky fronts synchronise for their
+//   pivot test (the behaviour before issue 5's deferred test);
+//   STARPU_NWORKER_PER_CUDA=S gives each GPU S CUDA workers (streams);
+//   STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every untiled front task on the
+//   GPUs (fused subtrees still go where dmda puts them).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
@@ -225,13 +235,24 @@ struct Input {
 /// seconds and the backward error of A x = A·1 (negative time on failure).
 double time_starpu(Input& in, Solver& solver, int repeat, double& berr) {
   std::vector<double> t;
+  std::array<std::vector<double>, 4> ph;  // setup, submit, execute, writeback (FactorStats::phases)
   for (int k = 0; k <= repeat; ++k) {
     if (Status st = solver.factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
       return -1.0;
     }
-    if (k > 0) t.push_back(solver.stats().factor.seconds);
+    if (k > 0) {
+      const FactorStats& fs = solver.stats().factor;
+      t.push_back(fs.seconds);
+      ph[0].push_back(fs.phases.setup);
+      ph[1].push_back(fs.phases.submit);
+      ph[2].push_back(fs.phases.execute);
+      ph[3].push_back(fs.phases.writeback);
+    }
   }
+  if (repeat > 0)
+    std::fprintf(stderr, "gpu_bench: %s executor phases (medians, ms): setup %.2f submit %.2f execute %.2f writeback %.2f\n",
+                 in.name.c_str(), 1e3 * median(ph[0]), 1e3 * median(ph[1]), 1e3 * median(ph[2]), 1e3 * median(ph[3]));
   std::vector<double> ones(in.A.n, 1.0), b(in.A.n);
   symmetric_matvec(in.A, ones.data(), b.data());
   std::vector<double> x = b;
@@ -405,7 +426,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 int main(int argc, char** argv) {
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
-       fronts_only = false;
+       fronts_only = false, private_slots = false;
   idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
@@ -423,6 +444,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) max_subtree_front = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
+    else if (!std::strcmp(argv[a], "--private-slots")) private_slots = true;
     else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
@@ -445,6 +467,7 @@ int main(int argc, char** argv) {
   if (tile_size > 0) go.tile_size = tile_size;
   if (tile_threshold > 0) go.tile_threshold = tile_threshold;
   go.workers = ncpu;
+  if (private_slots) go.slots.policy = SlotPolicy::private_slots;
   for (std::size_t i = 0; i < names.size(); ++i) {
     Input& in = inputs[i];
     in.name = names[i].substr(names[i].find_last_of('/') + 1);

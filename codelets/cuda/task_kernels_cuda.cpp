@@ -23,6 +23,7 @@
 #include "cuda/assembly_kernels.hpp"
 #include "cuda/fused_subtree_kernel.hpp"
 #include "cuda/front_ldlt_kernels.hpp"
+#include "cuda/pivot_check.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
@@ -37,10 +38,11 @@ std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
 /// Device and pinned host buffers of one CUDA worker (one thread each),
 /// grown on demand and never shrunk; freed when the worker thread ends.
-/// Only potrf and the Cholesky front use them, and both synchronise their
-/// stream after the cuSOLVER call that uses them (the front then queues only
-/// its TRSM and SYRK, which do not), so no queued work uses a buffer when it
-/// is replaced.
+/// Only potrf and the Cholesky front use them. A front in deferred-pivot
+/// mode leaves DPOTRF and its pivot check queued on the stream, reading
+/// `work` and `dev_info`: so whoever grows a buffer (grows()) synchronises
+/// the worker's stream first, and no queued work uses a buffer when it is
+/// replaced.
 struct Workspace {
   double* work = nullptr;     ///< cuSOLVER potrf workspace
   int work_cap = 0;           ///< doubles
@@ -104,6 +106,14 @@ struct Workspace {
     }
     return cudaSuccess;
   }
+  /// True when reserve(n, lwork) would replace a buffer (the caller then
+  /// waits for its stream first: deferred-mode fronts leave queued work that
+  /// reads the workspace and the info flag).
+  bool grows(int n, int lwork) const {
+    return !dev_info || !host_info || lwork > work_cap ||
+           static_cast<std::size_t>(n) * static_cast<std::size_t>(n) > backup_cap ||
+           static_cast<std::size_t>(n) > diag_cap;
+  }
   /// Ensures room for a tile of order n with a cuSOLVER workspace of lwork doubles.
   cudaError_t reserve(int n, int lwork) {
     cudaError_t e = cudaSuccess;
@@ -136,14 +146,17 @@ struct Workspace {
   }
 };
 
-/// The calling worker's workspace for its current device (a thread may drive
-/// several GPUs: one workspace per device id).
+/// The calling worker's workspace. One per StarPU worker (i.e. per CUDA
+/// stream), not per thread: by default StarPU drives all the workers of a
+/// device from one thread (STARPU_NWORKER_PER_CUDA > 1, one stream each),
+/// and work queued on one worker's stream must not share buffers with
+/// another's.
 Workspace& local_workspace() {
-  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
-  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
-  if (per_device.size() <= dev) per_device.resize(dev + 1);
-  if (!per_device[dev]) per_device[dev] = std::make_unique<Workspace>();
-  return *per_device[dev];
+  thread_local std::vector<std::unique_ptr<Workspace>> per_worker;
+  const auto id = static_cast<std::size_t>(starpu_worker_get_id());
+  if (per_worker.size() <= id) per_worker.resize(id + 1);
+  if (!per_worker[id]) per_worker[id] = std::make_unique<Workspace>();
+  return *per_worker[id];
 }
 
 const Block& block_of(const TaskGraph& G, const Task& t, idx_t a) {
@@ -202,6 +215,7 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
                    "cusolverDnDpotrf_bufferSize", G, t, ctx))
     return;
   Workspace& w = local_workspace();
+  if (w.grows(n, lwork) && !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx)) return;
   if (!cuda_ok(w.reserve(n, lwork), "cudaMalloc", G, t, ctx)) return;
   const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(n);
   if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, A, sizeof(double) * lda, row_bytes, n,
@@ -565,7 +579,7 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     names the CPU's column and pivot;
 ///  3. cublasDtrsm L21 := L21·L11⁻ᵀ and cublasDsyrk CB −= L21·L21ᵀ (lower),
 ///     queued on the stream without waiting (STARPU_CUDA_ASYNC).
-void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx) {
+void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot) {
   const FrontPlan& P = *G.plan;
   const Task& t = G.tasks[ti];
   const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
@@ -582,41 +596,63 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
                    "cusolverDnDpotrf_bufferSize", G, t, ctx))
     return;
   Workspace& w = local_workspace();
-  if (!cuda_ok(w.reserve(ik, lwork), "cudaMalloc", G, t, ctx)) return;
-  const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(k);
-  if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, L, sizeof(double) * static_cast<std::size_t>(m), row_bytes,
-                                 static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, stream),
-               "cudaMemcpy2DAsync", G, t, ctx) ||
-      !cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
-                   "cusolverDnDpotrf", G, t, ctx) ||
-      !cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpyAsync", G, t, ctx) ||
-      !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), L, sizeof(double) * static_cast<std::size_t>(m + 1),
-                                 sizeof(double), static_cast<std::size_t>(k), cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpy2DAsync", G, t, ctx) ||
+  // Deferred mode needs no backup (a failure is reported by a second,
+  // synchronous factorisation): room for the workspace and the info flag
+  // only, after the queued work of earlier fronts when a buffer is replaced.
+  const int backup_order = slot ? 0 : ik;
+  if (w.grows(backup_order, lwork) &&
       !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
     return;
-  const int info = *w.host_info;
-  if (info < 0) {
-    ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " + where(G, t));
-    return;
-  }
+  if (!cuda_ok(w.reserve(backup_order, lwork), "cudaMalloc", G, t, ctx)) return;
   const idx_t first = P.symbolic->super_start[s];
-  FrontResult r;
-  if (info != 0 || check_pivots(P, first, ctx.values, w.host_diag, 0, k, ctx.pivot_tol, r) >= 0) {
-    ++g_front_failures;
-    std::vector<double> D(static_cast<std::size_t>(k) * static_cast<std::size_t>(k));
-    if (!cuda_ok(cudaMemcpy(D.data(), w.backup, sizeof(double) * D.size(), cudaMemcpyDeviceToHost), "cudaMemcpy",
-                 G, t, ctx))
+  if (slot) {
+    const idx_t nacc = t.acc_end - t.acc_begin;
+    const double* values = extra_of<double>(buffers, nacc, 0);
+    const long long* diag_src = extra_of<long long>(buffers, nacc, 4);
+    if (!cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
+                     "cusolverDnDpotrf", G, t, ctx) ||
+        !cuda_ok(launch_cholesky_pivot_check(L, m, k, w.dev_info, values, diag_src, first, ctx.pivot_tol, slot, stream),
+                 "pivot check kernel launch", G, t, ctx))
       return;
-    r = potrf_tile_cpu(P, first, ctx.values, D.data(), k, k, ctx.pivot_tol);
-    if (r.state != FrontResult::State::failed) {  // cuSOLVER and LAPACK disagree: report it, never go on
-      ctx.record_device_error("cusolverDnDpotrf refused a pivot that the CPU accepts in " + where(G, t));
+  } else {
+    const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(k);
+    if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, L, sizeof(double) * static_cast<std::size_t>(m), row_bytes,
+                                   static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpy2DAsync", G, t, ctx) ||
+        !cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
+                     "cusolverDnDpotrf", G, t, ctx) ||
+        !cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
+                 "cudaMemcpyAsync", G, t, ctx) ||
+        !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), L, sizeof(double) * static_cast<std::size_t>(m + 1),
+                                   sizeof(double), static_cast<std::size_t>(k), cudaMemcpyDeviceToHost, stream),
+                 "cudaMemcpy2DAsync", G, t, ctx) ||
+        !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
+      return;
+    const int info = *w.host_info;
+    if (info < 0) {
+      ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " + where(G, t));
       return;
     }
+    FrontResult r;
+    if (info != 0 || check_pivots(P, first, ctx.values, w.host_diag, 0, k, ctx.pivot_tol, r) >= 0) {
+      ++g_front_failures;
+      std::vector<double> D(static_cast<std::size_t>(k) * static_cast<std::size_t>(k));
+      if (!cuda_ok(cudaMemcpy(D.data(), w.backup, sizeof(double) * D.size(), cudaMemcpyDeviceToHost), "cudaMemcpy",
+                   G, t, ctx))
+        return;
+      r = potrf_tile_cpu(P, first, ctx.values, D.data(), k, k, ctx.pivot_tol);
+      if (r.state != FrontResult::State::failed) {  // cuSOLVER and LAPACK disagree: report it, never go on
+        ctx.record_device_error("cusolverDnDpotrf refused a pivot that the CPU accepts in " + where(G, t));
+        return;
+      }
+      ctx.record(r);
+      return;
+    }
+    r.state = FrontResult::State::done;
     ctx.record(r);
-    return;
   }
+  // After a deferred failure the update below works on garbage; the
+  // executor never returns it (it factorises again, synchronously).
   if (mc > 0) {
     cublasHandle_t h = local_cublas(G, t, ctx);
     if (!h) return;
@@ -628,8 +664,6 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
                    "cublasDsyrk", G, t, ctx))
       return;
   }
-  r.state = FrontResult::State::done;
-  ctx.record(r);
 }
 
 /// Device and pinned host buffers of the LDLᵀ front task on one CUDA worker
@@ -697,12 +731,14 @@ struct LdltWorkspace {
   }
 };
 
+/// One per StarPU worker (stream), as local_workspace: the W buffer is read
+/// by the CB update queued on that worker's stream.
 LdltWorkspace& local_ldlt_workspace() {
-  thread_local std::vector<std::unique_ptr<LdltWorkspace>> per_device;
-  const auto dev = static_cast<std::size_t>(starpu_worker_get_devid(starpu_worker_get_id()));
-  if (per_device.size() <= dev) per_device.resize(dev + 1);
-  if (!per_device[dev]) per_device[dev] = std::make_unique<LdltWorkspace>();
-  return *per_device[dev];
+  thread_local std::vector<std::unique_ptr<LdltWorkspace>> per_worker;
+  const auto id = static_cast<std::size_t>(starpu_worker_get_id());
+  if (per_worker.size() <= id) per_worker.resize(id + 1);
+  if (!per_worker[id]) per_worker[id] = std::make_unique<LdltWorkspace>();
+  return *per_worker[id];
 }
 
 /// LDLᵀ of untiled front s on the GPU (ctx.ldlt.active): buffers panel,
@@ -806,7 +842,7 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
   if (t.kind == TaskKind::front) {
     if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);
-    else front_cholesky(G, a->task, buffers, ctx);
+    else front_cholesky(G, a->task, buffers, ctx, a->pivot_slots ? a->pivot_slots + a->task : nullptr);
     return;
   }
   if (ctx.ldlt.active) {  // as run_task_cpu: tiled LDLᵀ is not implemented
@@ -841,6 +877,30 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
       ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
       break;
   }
+}
+
+GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n) {
+  int dev = 0, uva = 0;
+  if (n == 0 || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, dev) != cudaSuccess || !uva)
+    return nullptr;
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, sizeof(GpuPivotSlot) * n, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  void* d = nullptr;
+  if (cudaHostGetDevicePointer(&d, p, 0) != cudaSuccess || d != p) {  // kernels get the host pointer
+    (void)cudaGetLastError();
+    cudaFreeHost(p);
+    return nullptr;
+  }
+  std::memset(p, 0, sizeof(GpuPivotSlot) * n);
+  return static_cast<GpuPivotSlot*>(p);
+}
+
+void free_mapped_pivot_slots(GpuPivotSlot* slots) {
+  if (slots) cudaFreeHost(slots);
 }
 
 long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<int>(k)]; }

@@ -5,6 +5,9 @@
 // Built only with STARFRONT_HAVE_CUDA; part of the StarPU library target.
 #pragma once
 
+#include <cstddef>
+
+#include "cuda/pivot_slot.hpp"
 #include "plan/task_graph.hpp"
 
 namespace starfront {
@@ -31,18 +34,26 @@ bool has_cuda_impl(TaskKind k);
 /// the fused index blob; it runs the whole subtree in one kernel launch
 /// (fused_subtree_kernel.hpp) and synchronises the stream to record its
 /// pivot outcome (the same column and pivot as the CPU on failure).
-/// front needs four extra vector buffers after the task's accesses: A's
-/// values (double), the plan's a_src, a_dst and rel (idx_t; uploaded once per
-/// analysis: gpu_assembly_cache.hpp); it assembles the front and extend-adds
-/// its children's CBs on the GPU (front_ldlt_kernels.hpp), then
-///  - Cholesky: cuSOLVER DPOTRF on the fully-summed block, one stream
-///    synchronisation for the info flag and the diagonal (the CPU's pivot
-///    test; a failing block is recomputed on the host so that the error names
-///    the CPU's column and pivot), then cuBLAS DTRSM and DSYRK queued;
+/// front needs five extra vector buffers after the task's accesses: A's
+/// values (double), the plan's a_src, a_dst, rel and diag_src (idx_t;
+/// uploaded once per analysis: gpu_assembly_cache.hpp); it assembles the
+/// front and extend-adds its children's CBs on the GPU
+/// (front_ldlt_kernels.hpp), then
+///  - Cholesky: cuSOLVER DPOTRF on the fully-summed block, then the CPU's
+///    pivot test: with GraphTaskArgs::pivot_slots, on the device
+///    (pivot_check.hpp) into the task's slot, without synchronising; without,
+///    one stream synchronisation for the info flag and the diagonal, tested
+///    on the host (a failing block is recomputed on the host so that the
+///    error names the CPU's column and pivot); then cuBLAS DTRSM and DSYRK
+///    queued;
 ///  - LDLᵀ: factorises its panel with the CPU's pivot decisions,
 ///    synchronises the stream once to bring pivots, D and counts to the host
 ///    (ctx.ldlt), then queues the CB update.
 void graph_task_cuda(void* buffers[], void* cl_arg);
+
+/// alloc_gpu_pivot_slots / free_gpu_pivot_slots (task_codelets.hpp) with CUDA.
+GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n);
+void free_mapped_pivot_slots(GpuPivotSlot* slots);
 
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);

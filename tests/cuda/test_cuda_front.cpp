@@ -4,7 +4,8 @@
 // sequential (CPU) executor's to 1e-13 (‖ΔL‖_F/‖L‖_F) on seeded random SPD
 // matrices and 3D Laplacians, in a graph of one task per front and in the
 // GPU graph (subtrees, fronts and tiles mixed); a not-positive-definite input
-// gives the CPU's column and pivot; refactorisations with new values match
+// gives the CPU's column and pivot, also when two fronts fail (the GPU fronts
+// test their pivots on the device, checked after the graph); refactorisations with new values match
 // the CPU for those values and reuse the uploaded index. GPU tests are
 // skipped without a CUDA device (unless STARFRONT_REQUIRE_GPU=1, which makes
 // that a failure); the last test runs everywhere.
@@ -152,11 +153,15 @@ TEST(CudaFront, FactorEqualsCpu) {
       ASSERT_GT(nfront, 0) << name;
       ASSERT_TRUE(solver.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
       const std::vector<double> ref = solver.factor().Lx;
+      const double ref_ratio = solver.min_pivot_ratio();
       const long long ran0 = cuda_task_executions(TaskKind::front);
       const Status st = solver.factorize(m.A, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << name << ": " << st.message;
       const double d = frobenius_rel(solver.factor().Lx, ref);
       EXPECT_LE(d, 1e-13) << name;
+      // The pivot statistics of the GPU fronts (tested on the device, issue 5).
+      ASSERT_TRUE(std::isfinite(ref_ratio) && ref_ratio > 0) << name;
+      EXPECT_NEAR(solver.min_pivot_ratio(), ref_ratio, 1e-10 * ref_ratio) << name;
       EXPECT_EQ(cuda_task_executions(TaskKind::front) - ran0, nfront) << name;
       std::vector<double> b = testing::random_vector(m.A.n, 5), x = b;
       ASSERT_TRUE(solver.solve(x.data(), 1, std::max<idx_t>(1, m.A.n)).ok()) << name;
@@ -264,6 +269,94 @@ TEST(CudaFront, NotPositiveDefiniteSameColumnAsCpu) {
     ASSERT_TRUE(solver.factorize(ms[i].A, FactorOptions{}, Executor::starpu).ok()) << ms[i].name;
     ASSERT_TRUE(solver.solve(x.data(), 1, ms[i].A.n).ok()) << ms[i].name;
     EXPECT_LE(backward_error(ms[i].A, x.data(), b.data()), 1e-14) << ms[i].name;
+  }
+}
+
+/// A copy of A with the diagonal entry of each given pivot (final
+/// numbering) set to −1.
+CscMatrix with_negative_pivots(const CscMatrix& A, const Solver& solver, const std::vector<idx_t>& pivots) {
+  CscMatrix B = A;
+  for (idx_t pivot : pivots) {
+    const idx_t j = solver.symbolic().perm[pivot];
+    for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+      if (B.rowind[p] == j) B.values[p] = -1.0;
+  }
+  return B;
+}
+
+/// Two failing fronts at once (GPU fronts test their pivots on the device
+/// and are checked after the graph: issue 5). Every front on the GPU.
+///  - Nested: a negative pivot in the middle of the elimination (pivot n/2)
+///    and one at the last column of the root of its tree (the assembly tree
+///    of a random matrix can be a forest), an ancestor of the first. The
+///    ancestor never runs before the first failure is known in a CPU run,
+///    so the GPU run must report exactly the sequential executor's column
+///    and pivot.
+///  - Independent: negative pivots in two different leaf fronts (neither
+///    an ancestor of the other). A StarPU run, CPU or GPU, reports the
+///    failure it meets first: the column and pivot of one of the two
+///    single-failure sequential runs.
+/// In both cases the solver is left unfactorised, and then factorises the
+/// SPD matrix again on the GPU (backward error <= 1e-14).
+TEST(CudaFront, TwoFailingFrontsReportTheCpuColumn) {
+  const std::vector<NamedMatrix> ms = matrices();
+  std::unique_ptr<StarpuRuntime> rt;
+  START_GPU_ONLY_RUNTIME(rt);
+  for (const NamedMatrix& m : ms) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, one_task_per_front()).ok()) << m.name;
+    const FrontPlan& P = solver.plan();
+    const std::vector<idx_t>& start = solver.symbolic().super_start;
+    const idx_t nsuper = static_cast<idx_t>(start.size()) - 1;
+    // Nested pair: pivot n/2 and the last column of the root above it.
+    {
+      std::vector<idx_t> parent(static_cast<std::size_t>(nsuper), -1);
+      for (idx_t s = 0; s < nsuper; ++s)
+        for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) parent[P.child_list[q]] = s;
+      idx_t r = static_cast<idx_t>(std::upper_bound(start.begin(), start.end(), m.A.n / 2) - start.begin()) - 1;
+      while (parent[r] >= 0) r = parent[r];
+      const CscMatrix B = with_negative_pivots(m.A, solver, {m.A.n / 2, start[r + 1] - 1});
+      const Status cpu = solver.factorize(B, FactorOptions{}, Executor::sequential);
+      ASSERT_EQ(cpu.code, StatusCode::not_positive_definite) << m.name;
+      const long long fallbacks = cuda_front_fallbacks();
+      const Status gpu = solver.factorize(B, FactorOptions{}, Executor::starpu);
+      EXPECT_EQ(gpu.code, StatusCode::not_positive_definite) << m.name << ": " << gpu.message;
+      EXPECT_EQ(gpu.column, cpu.column) << m.name << ": " << gpu.message;
+      EXPECT_NEAR(gpu.pivot, cpu.pivot, 1e-10 * std::abs(cpu.pivot) + 1e-14) << m.name;
+      EXPECT_GE(cuda_front_fallbacks() - fallbacks, 1) << m.name;
+      EXPECT_FALSE(solver.factorized()) << m.name;
+      std::printf("[ %s, nested pair: %s ]\n", m.name.c_str(), gpu.message.c_str());
+    }
+    // Independent pair: the first pivot of the first and of the last leaf front.
+    idx_t s1 = -1, s2 = -1;
+    for (idx_t s = 0; s < nsuper; ++s)
+      if (P.child_ptr[s + 1] == P.child_ptr[s]) {
+        if (s1 < 0) s1 = s;
+        s2 = s;
+      }
+    ASSERT_TRUE(s1 >= 0 && s2 > s1) << m.name << ": fewer than two leaf fronts";
+    std::vector<Status> single;
+    for (idx_t s : {s1, s2}) {
+      single.push_back(solver.factorize(with_negative_pivots(m.A, solver, {start[s]}), FactorOptions{},
+                                        Executor::sequential));
+      ASSERT_EQ(single.back().code, StatusCode::not_positive_definite) << m.name;
+    }
+    const CscMatrix B = with_negative_pivots(m.A, solver, {start[s1], start[s2]});
+    const Status gpu = solver.factorize(B, FactorOptions{}, Executor::starpu);
+    EXPECT_EQ(gpu.code, StatusCode::not_positive_definite) << m.name << ": " << gpu.message;
+    const bool first = gpu.column == single[0].column, second = gpu.column == single[1].column;
+    EXPECT_TRUE(first || second) << m.name << ": " << gpu.message;
+    if (first || second) {
+      const double want = single[first ? 0 : 1].pivot;
+      EXPECT_NEAR(gpu.pivot, want, 1e-10 * std::abs(want) + 1e-14) << m.name;
+    }
+    EXPECT_FALSE(solver.factorized()) << m.name;
+    std::printf("[ %s, independent pair: %s ]\n", m.name.c_str(), gpu.message.c_str());
+    const std::vector<double> b = testing::random_vector(m.A.n, 11);
+    std::vector<double> x = b;
+    ASSERT_TRUE(solver.factorize(m.A, FactorOptions{}, Executor::starpu).ok()) << m.name;
+    ASSERT_TRUE(solver.solve(x.data(), 1, m.A.n).ok()) << m.name;
+    EXPECT_LE(backward_error(m.A, x.data(), b.data()), 1e-14) << m.name;
   }
 }
 

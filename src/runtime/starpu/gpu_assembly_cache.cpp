@@ -37,7 +37,7 @@ GpuAssemblyData::~GpuAssemblyData() {
   // Workers running while StarPU drops the handles' copies (it may be paused
   // between factorisations).
   const WorkersActive active;
-  for (starpu_data_handle_t h : {entries, columns, rowmap, fused_blob, a_src, a_dst, rel})
+  for (starpu_data_handle_t h : {entries, columns, rowmap, fused_blob, a_src, a_dst, rel, diag_src})
     if (h) starpu_data_unregister(h);
 }
 
@@ -63,8 +63,10 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
   if (!build_fused_subtree_index(G, d->fused).ok()) return nullptr;
   const FrontPlan& P = *G.plan;
   const bool fronts = std::any_of(G.tasks.begin(), G.tasks.end(), [](const Task& t) { return t.kind == TaskKind::front; });
-  if (fronts && P.a_src.size() <= UINT32_MAX && P.rel.size() <= UINT32_MAX) {
+  if (fronts && P.a_src.size() <= UINT32_MAX && P.rel.size() <= UINT32_MAX && !P.diag_src.empty() &&
+      P.diag_src.size() <= UINT32_MAX) {
     d->front_a_src = P.a_src;
+    d->front_diag_src = P.diag_src;
     d->front_a_dst = P.a_dst;
     d->front_rel = P.rel.empty() ? std::vector<idx_t>{-1} : P.rel;  // -1: never read
     if (d->front_a_src.empty()) d->front_a_src.push_back(0), d->front_a_dst.push_back(0);  // no entry is read
@@ -87,6 +89,7 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
     d->a_src = register_vector(d->front_a_src);
     d->a_dst = register_vector(d->front_a_dst);
     d->rel = register_vector(d->front_rel);
+    d->diag_src = register_vector(d->front_diag_src);
   }
   ++g_builds;
   if (g_cache.size() >= kMaxCached && !evicted) {

@@ -52,8 +52,12 @@ struct GpuAssemblyData {
   /// registered as read-only vectors of idx_t. Empty and null when the graph
   /// has no front task.
   std::vector<idx_t> front_a_src, front_a_dst, front_rel;
-  starpu_data_handle_t a_src = nullptr, a_dst = nullptr, rel = nullptr;
-  /// True when front tasks may run on CUDA workers (the three handles exist).
+  /// The plan's diag_src (per pivot column in final numbering: index of
+  /// a_jj in A's values, -1 when absent): the deferred pivot test of GPU
+  /// Cholesky fronts (codelets/cuda/pivot_check.hpp) reads it.
+  std::vector<idx_t> front_diag_src;
+  starpu_data_handle_t a_src = nullptr, a_dst = nullptr, rel = nullptr, diag_src = nullptr;
+  /// True when front tasks may run on CUDA workers (the four handles exist).
   bool has_front_index() const { return a_src != nullptr; }
   GpuAssemblyData() = default;
   ~GpuAssemblyData();

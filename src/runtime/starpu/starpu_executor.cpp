@@ -63,7 +63,37 @@ struct Run {
   /// GPU assembly index of the graph (null without CUDA workers or without
   /// tiled fronts): held until the factorisation ends (or forever, if abandoned).
   std::shared_ptr<const GpuAssemblyData> gpu;
+  /// Deferred pivot tests of GPU Cholesky fronts: one slot per task
+  /// (alloc_gpu_pivot_slots), null in synchronous mode.
+  std::unique_ptr<GpuPivotSlot, void (*)(GpuPivotSlot*)> pivot_slots{nullptr, free_gpu_pivot_slots};
 };
+
+/// Whether GPU Cholesky fronts test their pivots on the device without
+/// synchronising (default) or on the host after one stream synchronisation
+/// each (STARFRONT_DEFER_PIVOTS=0: measurement knob).
+bool deferred_pivots_enabled() {
+  const char* e = std::getenv("STARFRONT_DEFER_PIVOTS");
+  return !(e && std::string(e) == "0");
+}
+
+/// Folds the deferred pivot tests into ctx: a front that passed records its
+/// minimum pivot ratio; returns true when some front failed (its column and
+/// pivot are not known here: the caller factorises again synchronously).
+bool collect_pivot_slots(const TaskGraph& G, const GpuPivotSlot* slots, FactorContext& ctx) {
+  bool failed = false;
+  for (std::size_t t = 0; t < G.tasks.size(); ++t) {
+    if (G.tasks[t].kind != TaskKind::front) continue;
+    if (slots[t].state == 2) {
+      failed = true;
+    } else if (slots[t].state == 1) {
+      FrontResult r;
+      r.state = FrontResult::State::done;
+      r.min_pivot_ratio = slots[t].min_ratio;
+      ctx.record(r);
+    }
+  }
+  return failed;
+}
 
 idx_t completed(TaskProgress& p) {
   const std::lock_guard<std::mutex> lock(p.mutex);
@@ -101,7 +131,6 @@ struct LxPin final : NumericFactor::PinRelease {
   double* addr;
 };
 
-}  // namespace
 
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
   if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;
@@ -109,8 +138,13 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
   return std::make_unique<LxPin>(static_cast<double*>(p));
 }
 
-Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
-                        NumericFactor& F, FactorStats* stats, bool values_finite) {
+/// One run of graph G (factorize_starpu). deferred: GPU Cholesky fronts
+/// test their pivots on the device (GraphTaskArgs::pivot_slots);
+/// deferred_failed is set when one of them failed, and the returned Status
+/// and factor are then meaningless. values_finite: as factorize_starpu.
+Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
+                      FactorStats* stats, bool values_finite, bool deferred, bool& deferred_failed) {
+  deferred_failed = false;
   if (!starpu_is_initialized())
     return Status::error(StatusCode::runtime_error, "StarPU is not started");
   if (!(opts.watchdog_seconds >= 0) || !std::isfinite(opts.watchdog_seconds))
@@ -179,13 +213,23 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // graph's other GPU index data). Without them, front tasks run on CPU
   // workers; LDLᵀ subtree tasks always do.
   const bool gpu_fronts = run->gpu && has_front && run->gpu->has_front_index();
+  // Deferred pivot tests (issue 5): GPU Cholesky fronts then queue their
+  // whole work without waiting for it; the executor reads their outcomes
+  // once the graph has run.
+  if (deferred && gpu_fronts && !ctx.ldlt.active && starpu_cuda_worker_get_count() > 0)
+    run->pivot_slots.reset(alloc_gpu_pivot_slots(static_cast<std::size_t>(nt)));
   starpu_data_handle_t values_handle = nullptr;
   if (gpu_assembly || gpu_fused || gpu_fronts)
     starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
                                 static_cast<uint32_t>(P.nnz_a), sizeof(double));
+  // Measurement knob (issue 5): STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every
+  // untiled front task on the CUDA workers while fused subtrees stay free
+  // (RuntimeOptions::fronts_on_cuda_only forces both).
+  const char* fog_env = std::getenv("STARFRONT_FRONT_TASKS_ON_GPU");
+  const bool fronts_on_gpu = fog_env && std::string(fog_env) == "1" && starpu_cuda_worker_get_count() > 0;
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
-  reserve_codelet_buffers(max_buffers + 4);
+  reserve_codelet_buffers(max_buffers + 5);
   // With CUDA workers, Lx is page-locked once and stays so while the factor
   // lives (refactorisations reuse it): copies of its blocks between the host
   // and the GPUs are then asynchronous DMA at full bus speed, not staged
@@ -207,7 +251,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
     run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
-                                 gpu_fused ? &run->gpu->fused : nullptr};
+                                 gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get()};
     run->names[t] = task_name(G, task);
     descr.clear();
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
@@ -230,13 +274,15 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     const bool front = task.kind == TaskKind::front;
     if (front && gpu_fronts) {
       descr.push_back({values_handle, STARPU_R});
-      for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel}) descr.push_back({x, STARPU_R});
+      for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel, run->gpu->diag_src})
+        descr.push_back({x, STARPU_R});
     }
     // Without the index data an assembly, subtree or front task must not go
     // to a CUDA worker.
-    const unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
-                                         ? STARPU_CPU
-                                         : task_codelet(task.kind)->where;
+    unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
+                                   ? STARPU_CPU
+                                   : task_codelet(task.kind)->where;
+    if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
         static_cast<int>(descr.size()),
@@ -314,6 +360,9 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   timer.lap(ph.writeback);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   F = std::move(run->F);
+  // Every task has completed (StarPU ends a CUDA task once its stream work
+  // is done), so the device has written every slot it will write.
+  if (st.ok() && run->pivot_slots) deferred_failed = collect_pivot_slots(G, run->pivot_slots.get(), ctx);
   if (st.ok()) st = context_status(P, ctx, F);
   const double task_seconds = ctx.task_seconds;
   run.reset();
@@ -327,6 +376,24 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
     stats->total_seconds = 0.0;
     stats->phases = ph;
   }
+  return st;
+}
+
+}  // namespace
+
+Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
+                        FactorStats* stats, bool values_finite) {
+  bool deferred_failed = false;
+  Status st = factorize_pass(G, A, opts, F, stats, values_finite, deferred_pivots_enabled(), deferred_failed);
+  if (!deferred_failed) return st;
+  // A GPU front failed its deferred pivot test. Everything computed after it
+  // is garbage: factorise again with the pivot test of every GPU front on
+  // the host (one stream synchronisation each), which stops at the first
+  // failure and names the CPU's column and pivot, exactly as without
+  // deferral. The time of both passes is reported.
+  const double first_seconds = stats ? stats->seconds : 0.0;
+  st = factorize_pass(G, A, opts, F, stats, values_finite, false, deferred_failed);
+  if (stats) stats->seconds += first_seconds;
   return st;
 }
 

@@ -11,15 +11,6 @@
 
 namespace starfront {
 
-/// Factorises A (lower CSC, original numbering, the analysed pattern) by
-/// running graph G on the running StarPU (see StarpuRuntime). Waits for this
-/// factorisation's own data only (no global barrier).
-/// Errors: invalid_argument (values do not match the plan or are not
-/// finite), not_positive_definite (column and pivot in the Status),
-/// runtime_error (StarPU not started, a submission failed, or the watchdog:
-/// no task completed for opts.watchdog_seconds — the message names the
-/// running tasks and says whether they stopped after cancellation or the
-/// factorisation had to be abandoned, its memory left to them).
 /// Page-locks the host range [p, p + bytes) (starpu_memory_pin:
 /// cudaHostRegister) when StarPU runs with CUDA workers, so that its copies
 /// to the GPUs are asynchronous DMA at full bus speed; the returned object
@@ -29,9 +20,23 @@ namespace starfront {
 /// which is slower but correct).
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes);
 
+/// Factorises A (lower CSC, original numbering, the analysed pattern) by
+/// running graph G on the running StarPU (see StarpuRuntime). Waits for this
+/// factorisation's own data only (no global barrier).
+/// Errors: invalid_argument (values do not match the plan or are not
+/// finite), not_positive_definite (column and pivot in the Status),
+/// runtime_error (StarPU not started, a submission failed, or the watchdog:
+/// no task completed for opts.watchdog_seconds — the message names the
+/// running tasks and says whether they stopped after cancellation or the
+/// factorisation had to be abandoned, its memory left to them).
 /// values_finite: the caller has just checked that A matches the plan and
 /// every value is finite (Solver::refactorize, copy_values_finite): the
 /// executor's own pass over the values (check_values) is skipped.
+/// With CUDA workers, Cholesky front tasks on GPUs test their pivots on the
+/// device and the executor checks the outcomes after the graph; when one
+/// failed, it factorises once more with synchronous per-front tests so that
+/// the error names the CPU's column and pivot (STARFRONT_DEFER_PIVOTS=0:
+/// always synchronous).
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false);
 

@@ -151,6 +151,23 @@ double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s) {
   return 300e-6 + m * k * k / 1.5e9 + (m - k) * (m - k) * k / 5e12;
 }
 
+GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n) {
+#ifdef STARFRONT_HAVE_CUDA
+  return alloc_mapped_pivot_slots(n);
+#else
+  (void)n;
+  return nullptr;
+#endif
+}
+
+void free_gpu_pivot_slots(GpuPivotSlot* slots) {
+#ifdef STARFRONT_HAVE_CUDA
+  free_mapped_pivot_slots(slots);
+#else
+  (void)slots;
+#endif
+}
+
 bool cuda_codelets_built() {
 #ifdef STARFRONT_HAVE_CUDA
   return true;

@@ -15,11 +15,13 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
 #include "cpu/task_kernels.hpp"
+#include "cuda/pivot_slot.hpp"
 
 namespace starfront {
 
@@ -51,6 +53,13 @@ struct GraphTaskArgs {
   /// The graph's fused-subtree index when subtree tasks may run on CUDA
   /// workers (one kernel launch per task); null otherwise.
   const FusedSubtreeIndex* fused = nullptr;
+  /// Deferred pivot tests (issue 5): when set, a Cholesky front task on a
+  /// CUDA worker does not synchronise its stream; it writes the outcome of
+  /// its pivot test into pivot_slots[task] (page-locked, device-mapped host
+  /// memory of one slot per graph task: alloc_gpu_pivot_slots), which the
+  /// executor reads after the graph. Null: the test runs on the host after
+  /// one synchronisation per front (the error report path).
+  GpuPivotSlot* pivot_slots = nullptr;
 };
 
 /// Waits until `total` tasks of p completed (true), or until no task
@@ -111,6 +120,16 @@ double cusolver_potrf_seconds(idx_t n);
 /// includes the stream synchronisation of the pivot test), and, when mc > 0,
 /// TRSM + SYRK 20 µs plus their mc·k² + mc²·k flops at 10 TFLOP/s.
 double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s);
+
+/// n zeroed GpuPivotSlot in page-locked host memory mapped into every
+/// device's address space (cudaHostAlloc, portable and mapped; unified
+/// addressing: the same pointer on host and devices), or null when that is
+/// not possible (no CUDA build, no device, no unified addressing, or out of
+/// memory): the caller then uses synchronous pivot tests. Free with
+/// free_gpu_pivot_slots once no task can write them.
+GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n);
+/// Frees what alloc_gpu_pivot_slots returned (null: nothing).
+void free_gpu_pivot_slots(GpuPivotSlot* slots);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
