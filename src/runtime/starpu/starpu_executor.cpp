@@ -132,12 +132,6 @@ struct LxPin final : NumericFactor::PinRelease {
 };
 
 
-std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
-  if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;
-  if (starpu_memory_pin(p, bytes) != 0) return nullptr;
-  return std::make_unique<LxPin>(static_cast<double*>(p));
-}
-
 /// One run of graph G (factorize_starpu). deferred: GPU Cholesky fronts
 /// test their pivots on the device (GraphTaskArgs::pivot_slots);
 /// deferred_failed is set when one of them failed, and the returned Status
@@ -380,6 +374,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
 }
 
 }  // namespace
+
+std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
+  if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;
+  if (starpu_memory_pin(p, bytes) != 0) return nullptr;
+  return std::make_unique<LxPin>(static_cast<double*>(p));
+}
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
                         FactorStats* stats, bool values_finite) {
