@@ -599,9 +599,14 @@ static int report(const SolveArgs& args, Report& r) {
   else if (rank == 0 && r.status.ok())
     print_human(r.j);
   if (!r.status.ok()) {  // every rank says it (the ranks agree on the status)
-    std::cerr << "starfront solve: "
-              << (nranks > 1 ? "[rank " + std::to_string(rank) + " of " + std::to_string(nranks) + "] " : "")
-              << status_name(r.status.code) << ": " << r.status.message << "\n";
+    // One write per line: ranks share stderr through mpirun, and pieces
+    // written separately interleave under load.
+    const std::string line =
+        "starfront solve: " +
+        (nranks > 1 ? "[rank " + std::to_string(rank) + " of " + std::to_string(nranks) + "] " : std::string()) +
+        status_name(r.status.code) + ": " + r.status.message + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
     return 1;
   }
   return 0;
