@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -169,9 +170,13 @@ class Solver {
  private:
   Status check_pattern(const CscMatrix& A) const;
 
-  Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+  /// while_running: work for this thread while a StarPU graph runs
+  /// (factorize_starpu); not called by the sequential executor.
+  Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec,
+                           const std::function<void()>& while_running = {});
   /// run_factorization for opts.method, with `automatic`'s fallback to ldlt.
-  Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec);
+  Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec,
+                    const std::function<void()>& while_running = {});
   /// Builds process_solve_ for graph G unless it is built for it already
   /// (after each successful LLᵀ factorisation; once per graph).
   Status prepare_process_solve(const TaskGraph& G);

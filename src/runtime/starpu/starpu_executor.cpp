@@ -132,12 +132,50 @@ struct LxPin final : NumericFactor::PinRelease {
 };
 
 
+/// Writes the task log of one factorisation (STARFRONT_TASK_LOG) to path:
+/// a header, then per task in submission order, comma-separated: index,
+/// name (double-quoted: it may contain commas), kind, flops, StarPU worker id, worker kind (cpu / cuda / other),
+/// start and end (seconds, StarPU's profiling clock; -1 without
+/// STARPU_PROFILING=1), completion callback time (seconds after t0, the
+/// executor's start), and the accesses as handle:mode separated by ';'
+/// (handle: a block of Lx or a CB slot, as StarPU sees it, so that a reader
+/// can rebuild the dependencies StarPU derives in submission order). A file
+/// that cannot be opened is reported on stderr and skipped.
+template <class HandleIndex>
+void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Record* rec,
+                    const std::vector<std::string>& names, HandleIndex handle_index, double t0) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "starfront: STARFRONT_TASK_LOG: cannot write %s\n", path);
+    return;
+  }
+  std::fprintf(f, "task,name,kind,flops,worker,worker_kind,start_s,end_s,done_s,accesses\n");
+  for (std::size_t t = 0; t < G.tasks.size(); ++t) {
+    const Task& task = G.tasks[t];
+    const TaskProgress::Record& r = rec[t];
+    const char* wk = "other";
+    if (r.worker >= 0)
+      wk = starpu_worker_get_type(r.worker) == STARPU_CPU_WORKER    ? "cpu"
+           : starpu_worker_get_type(r.worker) == STARPU_CUDA_WORKER ? "cuda"
+                                                                    : "other";
+    std::fprintf(f, "%zu,\"%s\",%s,%.6g,%d,%s,%.9f,%.9f,%.9f,", t, names[t].c_str(), task_kind_name(task.kind),
+                 task.flops, r.worker, wk, r.start, r.end, r.done >= 0 ? r.done - t0 : -1.0);
+    for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
+      std::fprintf(f, "%s%lld:%s", a > task.acc_begin ? ";" : "",
+                   static_cast<long long>(handle_index(G.accesses[a].block)),
+                   access_mode_name(G.accesses[a].mode));
+    std::fprintf(f, "\n");
+  }
+  std::fclose(f);
+}
+
 /// One run of graph G (factorize_starpu). deferred: GPU Cholesky fronts
 /// test their pivots on the device (GraphTaskArgs::pivot_slots);
 /// deferred_failed is set when one of them failed, and the returned Status
 /// and factor are then meaningless. values_finite: as factorize_starpu.
 Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
-                      FactorStats* stats, bool values_finite, bool deferred, bool& deferred_failed) {
+                      FactorStats* stats, bool values_finite, bool deferred, bool& deferred_failed,
+                      const std::function<void()>& while_running) {
   deferred_failed = false;
   if (!starpu_is_initialized())
     return Status::error(StatusCode::runtime_error, "StarPU is not started");
@@ -175,6 +213,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
+  // Measurement knob: STARFRONT_TASK_LOG=FILE writes, after each
+  // factorisation (so the last one of a process remains), one line per task:
+  // where and when it ran and the handles it accessed (write_task_log;
+  // bench/task_log_summary.py reads it).
+  const char* task_log = std::getenv("STARFRONT_TASK_LOG");
+  if (task_log && *task_log) run->progress.records.reset(new TaskProgress::Record[G.tasks.size()]);
 
   // GPU assembly (issue 5): with CUDA workers, assemble and extend_add tasks
   // also read the graph's assembly index (built and uploaded once per
@@ -320,6 +364,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     auto active = std::make_unique<WorkersActive>();
     // Schedulers that wait for the whole graph (graph_test) start now.
     starpu_do_schedule();
+    if (while_running) while_running();
     const double w = opts.watchdog_seconds;
     if (!wait_for_tasks(run->progress, submitted, w)) {
       // No task completed for w seconds: cancel; the tasks not yet started
@@ -353,6 +398,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     if (h[x]) starpu_data_unregister_submit(h[x]);
   timer.lap(ph.writeback);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (run->progress.records)
+    write_task_log(task_log, G, run->progress.records.get(), run->names, handle_index,
+                   std::chrono::duration<double>(t0.time_since_epoch()).count());
   F = std::move(run->F);
   // Every task has completed (StarPU ends a CUDA task once its stream work
   // is done), so the device has written every slot it will write.
@@ -382,9 +430,10 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 }
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
-                        FactorStats* stats, bool values_finite) {
+                        FactorStats* stats, bool values_finite, const std::function<void()>& while_running) {
   bool deferred_failed = false;
-  Status st = factorize_pass(G, A, opts, F, stats, values_finite, deferred_pivots_enabled(), deferred_failed);
+  Status st = factorize_pass(G, A, opts, F, stats, values_finite, deferred_pivots_enabled(), deferred_failed,
+                             while_running);
   if (!deferred_failed) return st;
   // A GPU front failed its deferred pivot test. Everything computed after it
   // is garbage: factorise again with the pivot test of every GPU front on
@@ -392,7 +441,7 @@ Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOpti
   // failure and names the CPU's column and pivot, exactly as without
   // deferral. The time of both passes is reported.
   const double first_seconds = stats ? stats->seconds : 0.0;
-  st = factorize_pass(G, A, opts, F, stats, values_finite, false, deferred_failed);
+  st = factorize_pass(G, A, opts, F, stats, values_finite, false, deferred_failed, {});
   if (stats) stats->seconds += first_seconds;
   return st;
 }

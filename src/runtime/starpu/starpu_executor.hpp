@@ -5,6 +5,8 @@
 // are ready, whatever the level of its front.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 
 #include "solve/factor.hpp"
@@ -37,7 +39,14 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 /// failed, it factorises once more with synchronous per-front tests so that
 /// the error names the CPU's column and pivot (STARFRONT_DEFER_PIVOTS=0:
 /// always synchronous).
+/// while_running: optional work for the calling thread while the graph runs
+/// (called once, after the tasks are submitted and the workers started,
+/// before the wait; e.g. Solver::refactorize's ‖A‖∞ for the solve's
+/// backward error, overlapped with the GPU). It must not touch F or StarPU
+/// data; it is not called when the factorisation fails before the graph
+/// runs (the caller tells from its own state whether it ran).
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
-                        NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false);
+                        NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false,
+                        const std::function<void()>& while_running = {});
 
 }  // namespace starfront

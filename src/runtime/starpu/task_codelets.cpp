@@ -92,6 +92,16 @@ Codelets& all_codelets() {
 void graph_task_done(void* args) {
   const auto* a = static_cast<const GraphTaskArgs*>(args);
   a->progress->state[a->task] = TaskProgress::done;
+  if (a->progress->records) {
+    TaskProgress::Record& r = a->progress->records[a->task];
+    r.worker = starpu_worker_get_id();
+    r.done = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const starpu_task* t = starpu_task_get_current();  // set by StarPU around the callback
+    if (t && t->profiling_info) {
+      r.start = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->start_time);
+      r.end = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->end_time);
+    }
+  }
   const std::lock_guard<std::mutex> lock(a->progress->mutex);
   ++a->progress->done_count;
   a->progress->cv.notify_all();

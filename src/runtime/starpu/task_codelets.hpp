@@ -39,6 +39,17 @@ struct TaskProgress {
   idx_t done_count = 0;        ///< completed tasks (guarded by mutex)
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  ///< per task
   idx_t stall_task = -1;       ///< FactorOptions::debug_stall_task
+  /// Where and when one task ran (STARFRONT_TASK_LOG): the StarPU worker
+  /// that completed it, and its start and end in seconds on StarPU's
+  /// profiling clock (-1 without STARPU_PROFILING=1; then `done` alone is
+  /// set, seconds on std::chrono::steady_clock at the completion callback).
+  struct Record {
+    int worker = -1;
+    double start = -1.0, end = -1.0, done = -1.0;
+  };
+  /// One Record per task when the executor keeps a task log; null otherwise
+  /// (graph_task_done fills it).
+  std::unique_ptr<Record[]> records;
 };
 
 /// Argument of every graph task (passed by pointer, owned by the executor).

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Summary of a task log written with STARFRONT_TASK_LOG=FILE (one
+factorisation by the StarPU executor; run with STARPU_PROFILING=1 so that the
+log has start and end times).
+
+Prints: the makespan (first start to last end, ms); per task kind and worker
+kind, the tasks, their summed run time and flops; per worker, its busy time;
+and the critical chain: from the task that ended last, back through the
+predecessor that ended last, each with its worker kind, start, end, run time
+and the wait between its last predecessor's end and its start (scheduling,
+transfers, or a busy worker). Dependencies are rebuilt as StarPU derives them
+from the accesses in submission order (sequential consistency: a read after
+the last write; a write after the last write and every read since;
+RW|COMMUTE accesses of one handle are unordered among themselves).
+
+Usage: task_log_summary.py LOG [--chain N]   (N: chain tasks shown, default 40)
+"""
+import argparse
+import collections
+import csv
+import sys
+
+
+def read(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["task"] = int(r["task"])
+        r["worker"] = int(r["worker"])
+        for k in ("flops", "start_s", "end_s", "done_s"):
+            r[k] = float(r[k])
+        r["acc"] = [(int(a.split(":")[0]), a.split(":", 1)[1]) for a in r["accesses"].split(";") if a]
+    return rows
+
+
+def dependencies(rows):
+    """Predecessors of each task (indices), as StarPU orders the accesses."""
+    last_writer = {}                            # handle -> task
+    readers = collections.defaultdict(list)     # handle -> tasks reading since the last write
+    commuters = collections.defaultdict(list)   # handle -> the current RW|COMMUTE group
+    group_base = {}                             # handle -> what that group waits for
+    preds = [set() for _ in rows]
+    for r in rows:
+        t = r["task"]
+        for h, mode in r["acc"]:
+            if mode == "RW|COMMUTE":
+                if not commuters[h]:
+                    base = set(readers[h])
+                    if h in last_writer:
+                        base.add(last_writer[h])
+                    group_base[h] = base
+                    readers[h] = []
+                preds[t] |= group_base[h]
+                commuters[h].append(t)
+                continue
+            before = set(commuters[h]) if commuters[h] else ({last_writer[h]} if h in last_writer else set())
+            preds[t] |= before
+            if mode == "R":
+                readers[h].append(t)
+            else:  # W, RW: also after every read since the last write
+                preds[t] |= set(readers[h])
+                readers[h] = []
+                commuters[h] = []
+                last_writer[h] = t
+            if mode == "R" and commuters[h]:
+                # a read closes the commute group: later writers wait for it
+                last_writer[h] = commuters[h][-1]
+                for c in commuters[h][:-1]:
+                    readers[h].append(c)
+                commuters[h] = []
+        preds[t].discard(t)
+    return preds
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("log")
+    ap.add_argument("--chain", type=int, default=40)
+    a = ap.parse_args()
+    rows = read(a.log)
+    if not rows:
+        sys.exit("empty log")
+    timed = all(r["start_s"] >= 0 for r in rows)
+    if not timed:
+        sys.exit("no start/end times in the log: run with STARPU_PROFILING=1")
+    t0 = min(r["start_s"] for r in rows)
+    t1 = max(r["end_s"] for r in rows)
+    print(f"tasks {len(rows)}, makespan {1e3 * (t1 - t0):.2f} ms (first start to last end)")
+    print("\n| kind | worker | tasks | run ms (sum) | GFLOP | GFLOP/s |")
+    print("|---|---|---|---|---|---|")
+    agg = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for r in rows:
+        g = agg[(r["kind"], r["worker_kind"])]
+        g[0] += 1
+        g[1] += r["end_s"] - r["start_s"]
+        g[2] += r["flops"]
+    for (k, w), (n, s, fl) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
+        print(f"| {k} | {w} | {n} | {1e3 * s:.2f} | {fl / 1e9:.3f} | {fl / 1e9 / s if s > 0 else 0:.1f} |")
+    busy = collections.defaultdict(float)
+    kind = {}
+    for r in rows:
+        busy[r["worker"]] += r["end_s"] - r["start_s"]
+        kind[r["worker"]] = r["worker_kind"]
+    print("\nworker busy (ms, share of the makespan): " + ", ".join(
+        f"{w}:{kind[w]} {1e3 * b:.1f} ({100 * b / (t1 - t0):.0f}%)" for w, b in sorted(busy.items())))
+    preds = dependencies(rows)
+    t = max(rows, key=lambda r: r["end_s"])["task"]
+    chain = []
+    while t is not None:
+        chain.append(t)
+        p = preds[t]
+        t = max(p, key=lambda q: rows[q]["end_s"]) if p else None
+    chain.reverse()
+    run = sum(rows[c]["end_s"] - rows[c]["start_s"] for c in chain)
+    wait = (t1 - t0) - run
+    print(f"\ncritical chain: {len(chain)} tasks, run {1e3 * run:.2f} ms, waits {1e3 * wait:.2f} ms "
+          f"(makespan minus run)")
+    by_kind = collections.defaultdict(lambda: [0, 0.0])
+    for c in chain:
+        g = by_kind[(rows[c]["kind"], rows[c]["worker_kind"])]
+        g[0] += 1
+        g[1] += rows[c]["end_s"] - rows[c]["start_s"]
+    print("  by kind and worker: " + ", ".join(f"{k}/{w} {n} tasks {1e3 * s:.2f} ms"
+                                             for (k, w), (n, s) in sorted(by_kind.items(), key=lambda kv: -kv[1][1])))
+    print("\n| # | task | worker | start ms | end ms | run ms | wait ms | GFLOP |")
+    print("|---|---|---|---|---|---|---|---|")
+    shown = chain if len(chain) <= a.chain else chain[-a.chain:]
+    for c in shown:
+        r = rows[c]
+        ready = max((rows[q]["end_s"] for q in preds[c]), default=t0)
+        print(f"| {c} | {r['name']} | {r['worker']}:{r['worker_kind']} | {1e3 * (r['start_s'] - t0):.2f} | "
+              f"{1e3 * (r['end_s'] - t0):.2f} | {1e3 * (r['end_s'] - r['start_s']):.3f} | "
+              f"{1e3 * (r['start_s'] - ready):.3f} | {r['flops'] / 1e9:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

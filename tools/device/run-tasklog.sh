@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Where a warm lap3d 60^3 factorisation spends its time on one GPU (issue 5),
+# and a check of main on the GPU machine after the merges of issues 5 and 6.
+# Build and bundle here first (tools/setup.sh; STARFRONT_DEVICE_DIR=
+# /work/main/.device/tl tools/device/bundle.sh, which copies this script
+# into that folder), then run(command="bash .device/tl/run-tasklog.sh",
+# carry=[".device/tl"]). Every step has its own timeout. Writes under $OUT:
+#   env.txt      GPUs, cores, CUDA libraries resolved
+#   tests.txt    every GPU test binary with STARFRONT_REQUIRE_GPU=1
+#   fused.md     gpu_bench --fused --repeat 20 --ncpu 16 on the two power-grid
+#                KKT matrices, with CHOLMOD and cusolverSp csrchol
+#   lap60.md     gpu_bench --repeat 3 --ncpu 16 --no-cpu --no-cholmod
+#                --no-cusolversp --gpu-graph lap3d:60 as built, then with
+#                STARPU_PROFILING=1 and a task log (STARFRONT_TASK_LOG) of the
+#                last (warm) factorisation: as built, with every front task on
+#                the GPU (STARFRONT_FRONT_TASKS_ON_GPU=1), and with subtrees and
+#                fronts on the GPU (--fronts-on-gpu-only)
+#   log-*.csv    those task logs (bench/task_log_summary.py reads them)
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=/tmp/starfront-tl
+rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$here/bundle.tar.xz" || exit 1
+b=$work/bundle
+out=${OUT:-/tmp}
+export LD_LIBRARY_PATH=$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TEST_DATA_DIR=$b/data
+{ date -u; nvidia-smi -L; nproc; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 | tee "$out/env.txt"
+{
+  for t in test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt; do
+    echo "### $t"
+    STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/$t" 2>&1 |
+      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual"
+    echo "exit ${PIPESTATUS[0]}"
+  done
+} 2>&1 | tee "$out/tests.txt"
+timeout 60 "$b/bin/gpu_bench" --fused --repeat 20 --ncpu 16 \
+  "$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx" 2>&1 |
+  grep -v perf_model_add_dir | tee "$out/fused.md"
+q=(--repeat 3 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph)
+{
+  echo "### as built: gpu_bench ${q[*]} lap3d:60"
+  timeout 40 "$b/bin/gpu_bench" "${q[@]}" lap3d:60 2>&1 | grep -v perf_model_add_dir
+  for v in default fronts-env fronts-only; do
+    e=(STARPU_PROFILING=1 "STARFRONT_TASK_LOG=$out/log-$v.csv")
+    a=()
+    [ "$v" = fronts-env ] && e+=(STARFRONT_FRONT_TASKS_ON_GPU=1)
+    [ "$v" = fronts-only ] && a=(--fronts-on-gpu-only)
+    echo; echo "### $v: env ${e[*]} gpu_bench ${q[*]} ${a[*]} lap3d:60"
+    env "${e[@]}" timeout 40 "$b/bin/gpu_bench" "${q[@]}" "${a[@]}" lap3d:60 2>&1 | grep -v perf_model_add_dir
+  done
+} 2>&1 | tee "$out/lap60.md"
