@@ -163,6 +163,10 @@ class Solver {
   /// (plan/cb_slots.hpp); all zero before a successful analyse().
   MemoryEstimates memory() const { return analysed_ ? memory_estimates(graph_) : MemoryEstimates{}; }
   bool factorized() const { return factorized_; }
+  /// ‖A‖∞ of the matrix of the last successful factorisation
+  /// (symmetric_norm_inf: largest row sum of |a_ij| over the whole symmetric
+  /// matrix), the scale of solve()'s backward errors; 0 before one.
+  double matrix_norm_inf() const { return factorized_ ? norm_a_ : 0.0; }
   /// Smallest d_jj / |a_jj| over the pivots of the last successful
   /// factorisation (how close it came to the pivot tolerance).
   double min_pivot_ratio() const { return factor_.min_pivot_ratio; }

@@ -22,6 +22,7 @@
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "solve/solve.hpp"
+#include "sparse/csc.hpp"
 #include "sparse/generators.hpp"
 
 namespace starfront {
@@ -498,10 +499,10 @@ TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
       ASSERT_TRUE(re.solve(x.data(), 1, A.n).ok());
       EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-15);  // refinement used the new values
       // ‖A‖∞ of these values (the StarPU executor computes it while the graph
-      // runs): the reported backward error is the one of the new matrix, not
-      // of the previous values (whose row sums differ by 20-25%).
-      const double berr = backward_error(A, x.data(), b.data());
-      EXPECT_NEAR(re.stats().refine.backward_error, berr, 1e-6 * berr) << "iteration " << it;
+      // runs), not of the previous ones (row sums 20-25% apart): the scale of
+      // solve()'s backward errors. (Not compared through the backward errors
+      // themselves: residuals at rounding level differ with the summation order.)
+      EXPECT_EQ(re.matrix_norm_inf(), symmetric_norm_inf(A)) << "iteration " << it;
     }
   }
   // Not positive definite: the same column and pivot as factorize().
