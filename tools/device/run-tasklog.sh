@@ -16,6 +16,12 @@
 #                the GPU (STARFRONT_FRONT_TASKS_ON_GPU=1), and with subtrees and
 #                fronts on the GPU (--fronts-on-gpu-only)
 #   log-*.csv    those task logs (bench/task_log_summary.py reads them)
+# With "ab" as first argument (run 2) instead: the same checks on a shorter
+# list, then old (OLD, a gpu_bench built from an earlier commit, put beside
+# this script as gpu_bench_old) against new (this bundle's gpu_bench) in
+# alternating rounds in one call: ab-fused.md (power-grid refactorisation),
+# ab-lap60.md (lap3d 60^3 7- and 27-point, 1 GPU, 1 / 2 / 4 CUDA workers per
+# GPU, dmda and dmdas), with task logs log-ab-*.csv of the new runs.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=/tmp/starfront-tl
@@ -25,14 +31,48 @@ out=${OUT:-/tmp}
 export LD_LIBRARY_PATH=$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TEST_DATA_DIR=$b/data
 { date -u; nvidia-smi -L; nproc; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 | tee "$out/env.txt"
+mode=${1:-check}
+tests=(test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt)
+[ "$mode" = ab ] && tests=(test_cuda_front test_cuda_fused test_cuda_ldlt)
 {
-  for t in test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt; do
+  for t in "${tests[@]}"; do
     echo "### $t"
     STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/$t" 2>&1 |
       grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual"
     echo "exit ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/tests.txt"
+if [ "$mode" = ab ]; then
+  old=$here/gpu_bench_old
+  grid=("$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx")
+  {
+    for round in 1 2; do
+      for v in old new; do
+        g=$b/bin/gpu_bench
+        [ "$v" = old ] && g=$old
+        echo "### round $round $v: gpu_bench --fused --repeat 20 --ncpu 16 --no-cholmod --no-cusolversp (power grid)"
+        timeout 40 "$g" --fused --repeat 20 --ncpu 16 --no-cholmod --no-cusolversp "${grid[@]}" 2>&1 |
+          grep -E "^\| (activsg|opf)|gpu_bench:"
+      done
+    done
+  } 2>&1 | tee "$out/ab-fused.md"
+  q=(--repeat 3 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph)
+  {
+    for cfg in "dmda 1" "dmda 4" "dmdas 1" "dmda 2"; do
+      set -- $cfg
+      for v in old new; do
+        g=$b/bin/gpu_bench
+        e=(STARPU_NWORKER_PER_CUDA=$2)
+        [ "$v" = old ] && g=$old
+        [ "$v" = new ] && e+=(STARPU_PROFILING=1 "STARFRONT_TASK_LOG=$out/log-ab-$1-$2.csv")
+        echo; echo "### $v, --sched $1, STARPU_NWORKER_PER_CUDA=$2: gpu_bench ${q[*]} --sched $1 lap3d:60 lap3d:60:27"
+        env "${e[@]}" timeout 50 "$g" "${q[@]}" --sched "$1" lap3d:60 lap3d:60:27 2>&1 |
+          grep -E "^\| lap3d|executor phases|gpu_bench: lap3d:60(:27)? GPU"
+      done
+    done
+  } 2>&1 | tee "$out/ab-lap60.md"
+  exit 0
+fi
 timeout 60 "$b/bin/gpu_bench" --fused --repeat 20 --ncpu 16 \
   "$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx" 2>&1 |
   grep -v perf_model_add_dir | tee "$out/fused.md"
