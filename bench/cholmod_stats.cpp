@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/blas_core.hpp"
 #include "io/matrix_market.hpp"
 #include "solve/solve.hpp"
 
@@ -37,6 +38,7 @@ cholmod_sparse* to_cholmod(const CscMatrix& A, cholmod_common* c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   if (argc < 2) {
     std::fprintf(stderr, "usage: cholmod_stats FILE.mtx [--repeat K] [--json]\n");
     return 2;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/blas_core.hpp"
 #include "cpu/blas.hpp"
 
 #include "api/solver.hpp"
@@ -32,6 +33,7 @@ using namespace starfront;
 using namespace starfront::bench;
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   int repeat = 5, ncpu = -1;
   bool own_ordering = true;
   std::string sched = "lws";

@@ -70,6 +70,7 @@
 #include <random>
 #include <thread>
 
+#include "cpu/blas_core.hpp"
 #include "api/solver.hpp"
 #include "cuda/fused_subtree_index.hpp"
 #include "runtime/starpu/runtime.hpp"
@@ -424,6 +425,13 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
+  {
+    const starfront::BlasCore b = starfront::blas_core();
+    const char* from = std::getenv("STARFRONT_BLAS_CORE_FROM");
+    std::fprintf(stderr, "gpu_bench: CPU BLAS (starfront and CHOLMOD): OpenBLAS %s kernels%s%s%s\n", b.name.c_str(),
+                 from ? " (OPENBLAS_CORETYPE set by gpu_bench; OpenBLAS chose " : "", from ? from : "", from ? ")" : "");
+  }
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
        fronts_only = false, private_slots = false;

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/blas_core.hpp"
 #include "api/solver.hpp"
 #include "bench_common.hpp"
 #include "cpu/blas.hpp"
@@ -226,6 +227,7 @@ int gpu_table(const std::vector<std::string>& inputs, int repeat, int ncpu, cons
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   int repeat = 5, ncpu = -1;
   std::string sched = "lws";
   bool gpu = false;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/blas_core.hpp"
 #include "io/matrix_market.hpp"
 #include "starfront/starfront.h"
 
@@ -65,6 +66,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s FILE.mtx [--ncpu N] [--sched NAME] [--repeat K] "

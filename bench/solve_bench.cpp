@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/blas_core.hpp"
 #include "api/solver.hpp"
 #include "bench_common.hpp"
 #include "cpu/blas.hpp"
@@ -118,6 +119,7 @@ std::vector<int> parse_list(const char* s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   int repeat = 20, workers = 2;
   bool ldlt = false;
   std::vector<int> nrhs_list{1, 8};

@@ -35,6 +35,35 @@ void extend_add(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k
   }
 }
 
+/// The two halves of extend_add() for the Cholesky kernel: the columns of
+/// child c's CB that land in the panel of s (before its POTRF), and those
+/// that land in the CB of s (after its SYRK has overwritten the CB's lower
+/// triangle with -L21·L21ᵀ, so that the CB buffer is never zeroed).
+void extend_add_panel(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* Ls) {
+  const idx_t mc = P.cb_order(c);
+  const idx_t* rel = &P.rel[P.rel_ptr[c]];
+  for (idx_t jj = 0; jj < mc; ++jj) {
+    const idx_t pj = rel[jj];
+    if (pj >= k) continue;
+    const double* src = cbc + jj * mc;
+    double* dst = Ls + pj * m;
+    for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
+  }
+}
+
+void extend_add_cb(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* cb) {
+  const idx_t mc = P.cb_order(c);
+  const idx_t* rel = &P.rel[P.rel_ptr[c]];
+  const idx_t ldcb = m - k;
+  for (idx_t jj = 0; jj < mc; ++jj) {
+    const idx_t pj = rel[jj];
+    if (pj < k) continue;
+    const double* src = cbc + jj * mc;
+    double* dst = cb + (pj - k) * ldcb - k;
+    for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
+  }
+}
+
 }  // namespace
 
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
@@ -69,7 +98,14 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
                              double* cb, const double* const* child_cb, double pivot_tol) {
   FrontResult r;
   const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
-  assemble_front_cpu(P, s, values, Ls, cb, child_cb);
+  // The panel first (zeroed, A's entries, the children's panel columns); the
+  // CB is written by SYRK with beta = 0 and then receives the children's CB
+  // columns, so it is never zeroed (see assemble_front_cpu for the one-pass
+  // assembly used by LDLᵀ). Only the CB's lower triangle is written.
+  std::fill(Ls, Ls + m * k, 0.0);
+  assemble_original(P, s, values, Ls);
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+    extend_add_panel(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls);
 
   const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', static_cast<lapack_int>(k), Ls,
                                               static_cast<lapack_int>(m));
@@ -89,7 +125,9 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
                 im, Ls + k, im);
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 1.0, cb, imc);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 0.0, cb, imc);
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+      extend_add_cb(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, cb);
   }
   r.state = FrontResult::State::done;
   return r;

@@ -35,8 +35,9 @@ void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, doubl
 /// Factorises front s of the plan P in place.
 ///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
 ///   Ls        the m×k factor panel (leading dimension m), overwritten
-///   cb        the (m-k)×(m-k) CB buffer (leading dimension m-k), overwritten;
-///             may be null when m == k
+///   cb        the (m-k)×(m-k) CB buffer (leading dimension m-k): its lower
+///             triangle (diagonal included) is overwritten, its strict upper
+///             triangle is neither read nor written; may be null when m == k
 ///   child_cb  child_cb[i] is the CB buffer of the i-th child of s in
 ///             P.child_list order
 ///   pivot_tol a pivot d_jj (the diagonal of the Schur complement when column j

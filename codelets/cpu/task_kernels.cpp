@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/blas.hpp"
+#include "plan/cb_slots.hpp"
 
 namespace starfront {
 
@@ -73,19 +74,18 @@ FrontResult factor_one_front(const FrontPlan& P, idx_t s, FactorContext& ctx, do
 }
 
 /// Per thread (each StarPU CPU worker, the sequential executor's thread): the
-/// stack on which subtree tasks keep their internal contribution blocks,
+/// workspace in which subtree tasks keep their internal contribution blocks,
 /// kept from task to task and from one factorisation to the next, so that a
 /// CB costs neither an allocation nor first-touch page faults (with many
 /// workers, page faults serialise on the process's memory map). Grown to
-/// the largest peak seen, never shrunk; freed when the thread ends.
-struct SubtreeStack {
+/// the largest layout seen, never shrunk; freed when the thread ends.
+struct SubtreeWorkspace {
   std::unique_ptr<double[]> data;
-  std::size_t capacity = 0;     ///< doubles
-  std::vector<std::size_t> build;  ///< per front of the task: where its CB is assembled
-  std::vector<std::size_t> at;     ///< per front: where its CB lives once its children are gone
+  std::size_t capacity = 0;         ///< doubles
+  std::vector<std::size_t> offset;  ///< per front of the task: where its CB lives
   double* reserve(std::size_t n) {
     if (n > capacity) {
-      data.reset(new double[n]);  // uninitialised: every CB is zeroed by its front's assembly
+      data.reset(new double[n]);  // uninitialised: every CB's lower triangle is written by its front
       capacity = n;
     }
     return data.get();
@@ -93,42 +93,19 @@ struct SubtreeStack {
 };
 
 /// A sequential multifrontal pass over the fronts [first, root] (children
-/// before parents). The internal CBs live on the thread's SubtreeStack in
-/// the classic multifrontal stack discipline (Liu, "The multifrontal method
-/// for sparse matrix solution: theory and practice", SIAM Review 1992, §6):
-/// in a postorder the CBs of a front's children are the top of the stack
-/// when it is assembled; its own CB is built above them and then moved down
-/// over them. (A range that is not a postorder, never produced by the plan,
-/// only loses the reuse: each CB then keeps its own place.) The root's CB
-/// goes to the task's output slot.
+/// before parents; Liu, "The multifrontal method for sparse matrix solution:
+/// theory and practice", SIAM Review 1992). The internal CBs live in the
+/// thread's workspace at the offsets of subtree_cb_layout (plan/cb_slots.hpp):
+/// each is written once by its front and read in place by its parent (unlike
+/// a compacted stack, no CB is ever copied). The root's CB goes to the task's
+/// output slot.
 void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorContext& ctx) {
   const FrontPlan& P = *G.plan;
   const idx_t first = t.first_front, root = t.front;
   double* base = ptrs[0] - P.l_offset[first];  // so that base + l_offset[s] is L_s
-  thread_local SubtreeStack st;
-  const std::size_t nf = static_cast<std::size_t>(root - first + 1);
-  st.build.assign(nf, 0);
-  st.at.assign(nf, 0);
-  std::size_t top = 0, peak = 0;
-  for (idx_t s = first; s < root; ++s) {
-    std::size_t lo = top, live = 0;
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
-      const idx_t c = P.child_list[q];
-      lo = std::min(lo, st.at[c - first]);
-      live += static_cast<std::size_t>(P.cb_size(c));
-    }
-    const std::size_t size = static_cast<std::size_t>(P.cb_size(s));
-    peak = std::max(peak, top + size);
-    st.build[s - first] = top;
-    if (lo + live == top) {  // the children's CBs are the top of the stack: pop them
-      st.at[s - first] = lo;
-      top = lo + size;
-    } else {
-      st.at[s - first] = top;
-      top += size;
-    }
-  }
-  double* stack = st.reserve(std::max<std::size_t>(peak, 1));
+  thread_local SubtreeWorkspace ws;
+  const std::size_t size = subtree_cb_layout(P, first, root, ws.offset);
+  double* work = ws.reserve(std::max<std::size_t>(size, 1));
   std::vector<const double*>& child_cb = thread_local_child_cb();
   // The fronts' outcomes go to the shared context once per task (a mutex),
   // not once per front.
@@ -138,12 +115,12 @@ void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorConte
   for (idx_t s = first; s <= root; ++s) {
     child_cb.clear();
     for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-      child_cb.push_back(stack + st.at[P.child_list[q] - first]);
+      child_cb.push_back(work + ws.offset[P.child_list[q] - first]);
     double* mycb = nullptr;
     if (s == root)
       mycb = P.cb_order(s) > 0 ? ptrs[1] : nullptr;
     else
-      mycb = stack + st.build[s - first];
+      mycb = work + ws.offset[s - first];
     const FrontResult r = factor_one_front(P, s, ctx, base + P.l_offset[s], mycb, child_cb.data());
     if (r.state != FrontResult::State::done) {
       if (s > first) ctx.record(done);
@@ -151,8 +128,6 @@ void subtree(const TaskGraph& G, const Task& t, double* const* ptrs, FactorConte
       return;
     }
     done.min_pivot_ratio = std::min(done.min_pivot_ratio, r.min_pivot_ratio);
-    if (s != root && st.at[s - first] != st.build[s - first])  // over the children's CBs, now dead
-      std::memmove(stack + st.at[s - first], mycb, static_cast<std::size_t>(P.cb_size(s)) * sizeof(double));
   }
   ctx.record(done);
 }

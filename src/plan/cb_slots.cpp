@@ -319,9 +319,30 @@ Status plan_slots(TaskGraph& G, const SlotOptions& opts, const std::vector<int>*
   switch (opts.policy) {
     case SlotPolicy::private_slots:
     case SlotPolicy::dag: {
-      Planner pl(G, L, opts.policy == SlotPolicy::dag ? Mode::dag : Mode::private_slots, 0, block_rank);
+      // dag: the CBs that fused subtree tasks produce share slots only with
+      // each other (a class beside the rank), so that the slots the CPU
+      // subtrees write stay small: the StarPU executor keeps them in host
+      // memory across factorisations (NumericFactor::cb_host). Shared with a
+      // front's CB, such a slot would take that CB's size (lap3d 60^3: 1.3 GB
+      // of such slots instead of 0.2 GB).
+      std::vector<int> cls;
+      const std::vector<int>* ranks = block_rank;
+      if (opts.policy == SlotPolicy::dag) {
+        cls.resize(G.blocks.size());
+        for (std::size_t b = 0; b < G.blocks.size(); ++b) {
+          const idx_t p = L.first[b];
+          const bool subtree_output = p >= 0 && G.tasks[p].kind == TaskKind::subtree;
+          cls[b] = (block_rank ? (*block_rank)[b] : 0) * 2 + (subtree_output ? 1 : 0);
+        }
+        ranks = &cls;
+      }
+      Planner pl(G, L, opts.policy == SlotPolicy::dag ? Mode::dag : Mode::private_slots, 0, ranks);
       pl.run();
       pl.store(G, opts.policy);
+      if (ranks == &cls) {  // back to ranks
+        if (!block_rank) G.slot_rank.clear();
+        for (int& r : G.slot_rank) r /= 2;
+      }
       return Status::success();
     }
     case SlotPolicy::budget_min: {
@@ -426,14 +447,44 @@ MemoryEstimates memory_estimates(const TaskGraph& G) {
 
 double subtree_workspace_bytes(const FrontPlan& P, const Task& t) {
   if (t.kind != TaskKind::subtree) return 0.0;
-  double cur = 0, peak = 0;
-  for (idx_t s = t.first_front; s <= t.front; ++s) {
-    if (s != t.front) cur += static_cast<double>(P.cb_size(s));
-    peak = std::max(peak, cur);
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-      if (P.child_list[q] >= t.first_front) cur -= static_cast<double>(P.cb_size(P.child_list[q]));
+  std::vector<std::size_t> offsets;
+  return static_cast<double>(subtree_cb_layout(P, t.first_front, t.front, offsets)) * kBytes;
+}
+
+std::size_t subtree_cb_layout(const FrontPlan& P, idx_t first, idx_t root, std::vector<std::size_t>& offsets) {
+  struct Live {
+    std::size_t begin, end;
+    idx_t front;
+  };
+  thread_local std::vector<Live> live;  // sorted by begin, disjoint
+  live.clear();
+  offsets.assign(static_cast<std::size_t>(std::max<idx_t>(root - first + 1, 0)), 0);
+  std::size_t peak = 0;
+  for (idx_t s = first; s < root; ++s) {
+    const std::size_t size = static_cast<std::size_t>(P.cb_size(s));
+    if (size > 0) {
+      // First fit among the gaps between the live CBs (the children of s among them).
+      std::size_t at = 0, pos = 0;
+      for (; pos < live.size(); ++pos) {
+        if (live[pos].begin >= at + size) break;
+        at = std::max(at, live[pos].end);
+      }
+      live.insert(live.begin() + static_cast<std::ptrdiff_t>(pos), Live{at, at + size, s});
+      offsets[static_cast<std::size_t>(s - first)] = at;
+      peak = std::max(peak, at + size);
+    }
+    // Once s is factorised its children's CBs are dead.
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+      const idx_t c = P.child_list[q];
+      if (c < first) continue;
+      for (std::size_t i = 0; i < live.size(); ++i)
+        if (live[i].front == c) {
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+    }
   }
-  return peak * kBytes;
+  return peak;
 }
 
 const char* slot_policy_name(SlotPolicy p) {

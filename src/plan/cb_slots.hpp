@@ -28,7 +28,9 @@
 // execution orders to check a plan.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "plan/task_graph.hpp"
 
@@ -62,9 +64,24 @@ struct MemoryEstimates {
   idx_t slots = 0;            ///< number of slots (StarPU handles)
 };
 
-/// Bytes of the internal contribution blocks a fused-subtree task holds at
-/// most during its sequential pass (0 for other tasks).
+/// Bytes of the workspace a fused-subtree task uses for its internal
+/// contribution blocks on a CPU core: the size of subtree_cb_layout() (0 for
+/// other tasks).
 double subtree_workspace_bytes(const FrontPlan& P, const Task& t);
+
+/// Places the internal contribution blocks of the fused subtree of fronts
+/// [first, root] (a postorder range, children before parents) in one
+/// workspace so that each CB is written once, where its parent reads it (no
+/// stack compaction, no copy). A CB is live from its front's factorisation
+/// until its parent's (the children's CBs stay live while the parent's CB is
+/// built); each CB takes the lowest free offset where it fits (first fit, in
+/// the order of the fronts). The root's CB (the task's output) and CBs of
+/// order 0 take no space.
+///   offsets  resized to root - first + 1; offsets[s - first] is the offset
+///            of front s's CB in doubles (0 when it takes no space)
+/// Returns the workspace size in doubles. Children outside the range are
+/// ignored. Cost O(nf · live CBs).
+std::size_t subtree_cb_layout(const FrontPlan& P, idx_t first, idx_t root, std::vector<std::size_t>& offsets);
 
 /// Memory estimates of planned graph G.
 MemoryEstimates memory_estimates(const TaskGraph& G);

@@ -100,7 +100,10 @@ struct NumericFactor {
   NumericFactor(NumericFactor&&) noexcept = default;
   /// Releases this factor's page-locking (lx_pin, declared before Lx) before its old Lx is freed.
   NumericFactor& operator=(NumericFactor&&) noexcept = default;
-  ~NumericFactor() { lx_pin.reset(); }  // unlock before Lx's memory is freed
+  ~NumericFactor() {  // unlock before the memory is freed
+    cb_pin.reset();
+    lx_pin.reset();
+  }
 
   const FrontPlan* plan = nullptr;  ///< not owned
   /// Set by the StarPU executor with CUDA workers: Lx's memory is
@@ -112,6 +115,17 @@ struct NumericFactor {
   /// TaskGraph::build_id of the graph whose tasks last wrote Lx (StarPU
   /// executor; a refactorisation with the same graph reuses Lx unzeroed).
   std::uint64_t lx_graph = 0;
+  /// StarPU executor: host memory of the contribution-block slots that fused
+  /// subtree tasks write (their roots' CBs), kept across refactorisations
+  /// with the same graph (cb_graph) so that these slots cost no allocation
+  /// and no page faults per factorisation (StarPU allocates and frees a slot
+  /// registered without a home in every factorisation); cb_host_doubles
+  /// doubles, uninitialised. Page-locked with CUDA workers (cb_pin, released
+  /// before cb_host is freed). Empty for other executors.
+  std::unique_ptr<PinRelease> cb_pin;
+  std::unique_ptr<double[]> cb_host;
+  std::size_t cb_host_doubles = 0;
+  std::uint64_t cb_graph = 0;
   double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
 
   FactorMethod method = FactorMethod::llt;  ///< the factorisation that ran

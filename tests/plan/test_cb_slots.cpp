@@ -19,6 +19,7 @@
 #include "plan/cb_slots.hpp"
 #include "plan/slot_check.hpp"
 #include "plan/task_graph.hpp"
+#include "sparse/generators.hpp"
 #include "runtime/sequential/sequential_executor.hpp"
 #include "solve/solve.hpp"
 
@@ -274,6 +275,88 @@ TEST(SlotPlan, LowerBoundMatchesBruteForce) {
       EXPECT_DOUBLE_EQ(memory_estimates(G).cb_lower_bound, brute_lower_bound(G)) << "seed " << seed;
     }
   }
+}
+
+/// Brute-force check of subtree_cb_layout on the fronts [first, root]: the CB
+/// of s is live at the fronts s..parent(s) (positions in the range); any two
+/// CBs live at one front occupy disjoint ranges inside the workspace, and the
+/// workspace is at least the largest sum of live CBs. Returns that sum.
+std::size_t expect_layout_valid(const FrontPlan& P, idx_t first, idx_t root, const std::string& what) {
+  std::vector<std::size_t> off;
+  const std::size_t size = subtree_cb_layout(P, first, root, off);
+  EXPECT_EQ(off.size(), static_cast<std::size_t>(root - first + 1)) << what;
+  const std::vector<idx_t>& parent = P.symbolic->super_parent;
+  auto live_at = [&](idx_t s, idx_t at) {  // CB of s live while front `at` runs
+    const idx_t p = parent[s];
+    return s < root && P.cb_size(s) > 0 && s <= at && (p < 0 || p > root || at <= p);
+  };
+  std::size_t peak = 0;
+  for (idx_t at = first; at <= root; ++at) {
+    std::size_t live = 0;
+    for (idx_t a = first; a <= at; ++a) {
+      if (!live_at(a, at)) continue;
+      live += static_cast<std::size_t>(P.cb_size(a));
+      const std::size_t a0 = off[a - first], a1 = a0 + static_cast<std::size_t>(P.cb_size(a));
+      EXPECT_LE(a1, size) << what << ": CB of front " << a << " outside the workspace";
+      for (idx_t b = first; b < a; ++b) {
+        if (!live_at(b, at)) continue;
+        const std::size_t b0 = off[b - first], b1 = b0 + static_cast<std::size_t>(P.cb_size(b));
+        EXPECT_TRUE(a1 <= b0 || b1 <= a0) << what << ": CBs of fronts " << a << " and " << b
+                                          << " overlap while front " << at << " runs";
+      }
+    }
+    peak = std::max(peak, live);
+  }
+  EXPECT_GE(size, peak) << what;
+  return peak;
+}
+
+TEST(SubtreeCbLayout, LiveBlocksNeverOverlapOnRandomTreesAndEveryFusedTask) {
+  idx_t checked = 0;
+  for (std::uint64_t seed = 40; seed <= 52; ++seed) {
+    Problem pb;
+    setup(pb, random_spd(100 + static_cast<idx_t>(seed * 17 % 150), 0.01, seed));
+    // The whole postorder as one range, and every fused task of a fused graph.
+    expect_layout_valid(pb.P, 0, pb.P.nsuper - 1, "whole tree, seed " + std::to_string(seed));
+    TaskGraph G;
+    GraphOptions o = shapes()[1];
+    o.workers = 8;
+    ASSERT_TRUE(build_task_graph(pb.P, o, G).ok());
+    for (const Task& t : G.tasks) {
+      if (t.kind != TaskKind::subtree) continue;
+      expect_layout_valid(pb.P, t.first_front, t.front, "subtree s" + std::to_string(t.front) + ", seed " + std::to_string(seed));
+      std::vector<std::size_t> off;
+      EXPECT_EQ(subtree_workspace_bytes(pb.P, t),
+                8.0 * static_cast<double>(subtree_cb_layout(pb.P, t.first_front, t.front, off)))
+          << "subtree s" << t.front;
+      ++checked;
+    }
+  }
+  std::printf("%lld fused tasks checked\n", static_cast<long long>(checked));
+  EXPECT_GE(checked, 13);
+}
+
+TEST(SubtreeCbLayout, FirstFitStaysCloseToTheLiveBoundOnALaplacian) {
+  // A 3D Laplacian's GPU graph (fused subtrees of fronts up to order 600, the
+  // layout the CPU subtree kernel uses there): the workspace is the bound
+  // (the largest sum of CBs live at once) up to fragmentation, checked here
+  // to stay under 1.5x on every task.
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(24, 7, A).ok());
+  Problem pb;
+  setup(pb, A);
+  TaskGraph G;
+  ASSERT_TRUE(build_task_graph(pb.P, gpu_graph_options(4), G).ok());
+  idx_t subtrees = 0;
+  for (const Task& t : G.tasks) {
+    if (t.kind != TaskKind::subtree) continue;
+    const std::size_t bound = expect_layout_valid(pb.P, t.first_front, t.front, "subtree s" + std::to_string(t.front));
+    std::vector<std::size_t> off;
+    EXPECT_LE(static_cast<double>(subtree_cb_layout(pb.P, t.first_front, t.front, off)), 1.5 * static_cast<double>(bound))
+        << "subtree s" << t.front;
+    ++subtrees;
+  }
+  EXPECT_GE(subtrees, 4);
 }
 
 TEST(SlotPlan, ParsePolicy) {

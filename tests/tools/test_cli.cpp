@@ -216,6 +216,32 @@ TEST(Cli, LdltMethodsReportInertia) {
 
 namespace {
 
+TEST(Cli, GenericOpenBlasCoreIsReplacedByTheNativeOne) {
+  // As on a CPU newer than OpenBLAS (model 207 and OpenBLAS 0.3.21 on the GPU
+  // machine): OpenBLAS "chose" Prescott; starfront re-executes itself with
+  // OPENBLAS_CORETYPE set, and the report says which core runs and why.
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "this CPU has no AVX2+FMA: OpenBLAS's generic kernels are the right ones";
+  const CliRun r = starfront::testing::run_cli("solve --json", "STARFRONT_TEST_OPENBLAS_CORE=Prescott");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["blas_core"]["detected_by_openblas"], "Prescott");
+  const std::string name = j["blas_core"]["name"];
+  EXPECT_TRUE(name == "SkylakeX" || name == "Haswell") << name;
+  EXPECT_TRUE(j["blas_core"]["recommended"].is_null());
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+  // Turned off: the generic core stays, and the report recommends the native one.
+  const CliRun k = starfront::testing::run_cli(
+      "solve --json", "STARFRONT_TEST_OPENBLAS_CORE=Prescott STARFRONT_KEEP_BLAS_CORE=1");
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  const auto jk = nlohmann::json::parse(k.out);
+  EXPECT_EQ(jk["blas_core"]["name"], "Prescott");
+  EXPECT_EQ(jk["blas_core"]["recommended"], name);
+  const CliRun h = starfront::testing::run_cli("solve", "STARFRONT_TEST_OPENBLAS_CORE=Prescott");
+  EXPECT_NE(h.out.find("OPENBLAS_CORETYPE set by starfront"), std::string::npos) << h.out;
+}
+
 TEST(Cli, SlotPoliciesMemoryReportAndChecker) {
   const std::string f = data("spd/bcsstk13.mtx");
   double private_planned = 0;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cpu/blas_core.hpp"
 #include "plan_command.hpp"
 #include "solve_command.hpp"
 #include "trace_command.hpp"
@@ -68,6 +69,7 @@ int usage_error(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   CLI::App app{"starfront: sparse symmetric direct solver (multifrontal Cholesky on StarPU)"};
   app.require_subcommand(1);
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "api/solver.hpp"
+#include "cpu/blas_core.hpp"
 #include "plan/cb_slots.hpp"
 #include "process_memory.hpp"
 #include "io/matrix_market.hpp"
@@ -407,6 +408,15 @@ void print_human(const nlohmann::json& j) {
               << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers"
               << (j.contains("mpi") ? " per rank)" : ")");
   std::cout << "\n";
+  if (j.contains("blas_core")) {
+    const auto& b = j["blas_core"];
+    if (b["name"] != b["detected_by_openblas"])
+      std::cout << "  CPU BLAS: OpenBLAS " << b["name"].get<std::string>() << " kernels (OPENBLAS_CORETYPE set by starfront: "
+                << "this OpenBLAS took the CPU for " << b["detected_by_openblas"].get<std::string>() << ")\n";
+    else if (!b["recommended"].is_null())
+      std::cout << "  CPU BLAS: OpenBLAS " << b["name"].get<std::string>() << " kernels, slow on this CPU: set OPENBLAS_CORETYPE="
+                << b["recommended"].get<std::string>() << "\n";
+  }
   if (!j["t_factor_s"].is_null())
     std::cout << "  analysis " << fmt("%.4f", j["t_analyse_s"]) << " s, factorisation "
               << fmt("%.4f", j["t_factor_s"]) << " s (" << fmt("%.3g", j["gflops"])
@@ -558,7 +568,7 @@ static nlohmann::json null_report() {
                         "critical_path_est_s", "mean_task_s", "factor_phases_s", "min_pivot_ratio", "memory",
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
-                        "refine_steps"})
+                        "refine_steps", "blas_core"})
     j[k] = nullptr;
   return j;
 }
@@ -576,6 +586,15 @@ static int report(const SolveArgs& args, Report& r) {
   // Every documented key is present; null where the run did not get that far.
   r.j.update(null_report());
   r.j["method_requested"] = args.method;
+  {
+    // The CPU BLAS kernels: OpenBLAS's core, and whether starfront set
+    // OPENBLAS_CORETYPE because OpenBLAS did not know this CPU (blas_core.hpp).
+    const BlasCore b = blas_core();
+    const char* from = std::getenv("STARFRONT_BLAS_CORE_FROM");
+    r.j["blas_core"] = {{"name", b.name},
+                        {"detected_by_openblas", from ? nlohmann::json(from) : nlohmann::json(b.name)},
+                        {"recommended", b.recommended.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.recommended)}};
+  }
   int rank = 0, nranks = 1;
 #ifdef STARFRONT_HAVE_MPI
   if (args.mpi) {

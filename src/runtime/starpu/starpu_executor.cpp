@@ -29,12 +29,17 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
   return STARPU_RW;
 }
 
+constexpr std::size_t kNoHome = static_cast<std::size_t>(-1);
+
 /// One handle per block in Lx (registered on main memory with its layout:
 /// rows×cols, leading dimension ld), at index b; one handle per
-/// contribution-block slot at index nblocks + σ: home node -1 (StarPU
-/// allocates it where its first writer runs), `capacity` doubles seen as a
-/// capacity×1 matrix; the kernels lay each occupant out as its Block says.
-std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vector<double>& Lx) {
+/// contribution-block slot at index nblocks + σ, `capacity` doubles seen as a
+/// capacity×1 matrix (the kernels lay each occupant out as its Block says):
+/// at cb_host + home[σ] on main memory when home[σ] != kNoHome (slots
+/// written by subtree tasks: NumericFactor::cb_host), else home node -1
+/// (StarPU allocates it where its first writer runs).
+std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vector<double>& Lx,
+                                                   const std::vector<std::size_t>& home, double* cb_host) {
   const std::size_t nb = G.blocks.size();
   std::vector<starpu_data_handle_t> h(nb + G.slot_capacity.size(), nullptr);
   for (std::size_t i = 0; i < nb; ++i) {
@@ -47,7 +52,11 @@ std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vect
   }
   for (std::size_t s = 0; s < G.slot_capacity.size(); ++s) {
     const auto cap = static_cast<uint32_t>(std::max<idx_t>(G.slot_capacity[s], 1));
-    starpu_matrix_data_register(&h[nb + s], -1, 0, cap, cap, 1, sizeof(double));
+    if (home[s] != kNoHome)
+      starpu_matrix_data_register(&h[nb + s], STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(cb_host + home[s]),
+                                  cap, cap, 1, sizeof(double));
+    else
+      starpu_matrix_data_register(&h[nb + s], -1, 0, cap, cap, 1, sizeof(double));
   }
   return h;
 }
@@ -124,10 +133,10 @@ void release_home_copy(void* handle) {
   starpu_data_release_on_node(static_cast<starpu_data_handle_t>(handle), STARPU_MAIN_RAM);
 }
 
-/// The page-locking of a factor's Lx (NumericFactor::lx_pin).
-struct LxPin final : NumericFactor::PinRelease {
-  explicit LxPin(double* p) : addr(p) {}
-  ~LxPin() override { starpu_memory_unpin(addr, 0); }  // cudaHostUnregister: the size is not used
+/// The page-locking of a factor's host array (NumericFactor::lx_pin, cb_pin; pin_for_gpus).
+struct HostPin final : NumericFactor::PinRelease {
+  explicit HostPin(double* p) : addr(p) {}
+  ~HostPin() override { starpu_memory_unpin(addr, 0); }  // cudaHostUnregister: the size is not used
   double* addr;
 };
 
@@ -210,6 +219,44 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   }
   run->F.plan = &P;
   run->F.lx_graph = G.build_id;
+  // The CB slots written by fused subtree tasks (CPU cores, mostly) get a
+  // home in NumericFactor::cb_host, kept across refactorisations with the
+  // same graph: registered without a home, StarPU allocated (and, with CUDA
+  // workers, page-locked) them and freed them in every factorisation, and
+  // the subtree kernels page-faulted on their output (measured: 191k minor
+  // faults, 750 MB, per warm lap3d 60^3 factorisation on 2 cores). A home
+  // slot is never written back: it is unregistered without coherency at the
+  // end. STARFRONT_PERSISTENT_SLOTS=0 turns this off (measurement knob).
+  std::vector<std::size_t> slot_home(G.slot_capacity.size(), kNoHome);
+  {
+    const char* ps_env = std::getenv("STARFRONT_PERSISTENT_SLOTS");
+    std::size_t doubles = 0;
+    // (Only these: a home for every slot would keep the whole slot plan,
+    // cb_planned, resident between factorisations instead of the slots live
+    // at a time: +0.9 GB peak RSS on lap3d 60^3 on CPUs only.)
+    if (!(ps_env && std::string(ps_env) == "0"))
+      for (const Task& t : G.tasks) {
+        if (t.kind != TaskKind::subtree) continue;
+        for (idx_t a = t.acc_begin; a < t.acc_end; ++a) {
+          const idx_t b = G.accesses[a].block;
+          if (G.blocks[b].offset >= 0 || G.accesses[a].mode == AccessMode::R) continue;
+          std::size_t& home = slot_home[static_cast<std::size_t>(G.slot_of[b])];
+          if (home != kNoHome) continue;
+          home = doubles;
+          doubles += static_cast<std::size_t>(std::max<idx_t>(G.slot_capacity[G.slot_of[b]], 1));
+        }
+      }
+    if (doubles > 0 && F.plan == &P && F.cb_graph == G.build_id && F.cb_host_doubles == doubles) {
+      run->F.cb_pin = std::move(F.cb_pin);
+      run->F.cb_host = std::move(F.cb_host);
+    } else if (doubles > 0) {
+      F.cb_pin.reset();
+      F.cb_host.reset();
+      run->F.cb_host.reset(new double[doubles]);  // uninitialised: each occupant is written before it is read
+    }
+    run->F.cb_host_doubles = doubles;
+    run->F.cb_graph = doubles > 0 ? G.build_id : 0;
+  }
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
@@ -276,8 +323,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
   if (!run->F.lx_pin && !(pin_env && std::string(pin_env) == "0") && starpu_cuda_worker_get_count() > 0 &&
       !run->F.Lx.empty() && starpu_memory_pin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double)) == 0)
-    run->F.lx_pin = std::make_unique<LxPin>(run->F.Lx.data());
-  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx);
+    run->F.lx_pin = std::make_unique<HostPin>(run->F.Lx.data());
+  if (!run->F.cb_pin && run->F.cb_host && !(pin_env && std::string(pin_env) == "0") &&
+      starpu_cuda_worker_get_count() > 0 &&
+      starpu_memory_pin(run->F.cb_host.get(), run->F.cb_host_doubles * sizeof(double)) == 0)
+    run->F.cb_pin = std::make_unique<HostPin>(run->F.cb_host.get());
+  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get());
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
   auto handle_index = [&](idx_t b) { return G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b]; };
@@ -337,7 +388,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     // (StarPU frees its memory once that task ran).
     for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
       const idx_t x = handle_index(G.accesses[a].block);
-      if (--remaining[x] == 0 && x >= nb) {
+      if (--remaining[x] == 0 && x >= nb && slot_home[static_cast<std::size_t>(x - nb)] == kNoHome) {
         starpu_data_unregister_submit(h[x]);
         h[x] = nullptr;
       }
@@ -394,8 +445,13 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     for (idx_t x = 0; x < nb; ++x)
       if (h[x]) starpu_data_unregister(h[x]);
   }
-  for (std::size_t x = nb; x < h.size(); ++x)
-    if (h[x]) starpu_data_unregister_submit(h[x]);
+  for (std::size_t x = nb; x < h.size(); ++x) {
+    if (!h[x]) continue;
+    if (slot_home[x - nb] != kNoHome)
+      starpu_data_unregister_no_coherency(h[x]);  // the tasks are done: no wait, nothing copied home
+    else
+      starpu_data_unregister_submit(h[x]);
+  }
   timer.lap(ph.writeback);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run->progress.records)
@@ -426,7 +482,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
   if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;
   if (starpu_memory_pin(p, bytes) != 0) return nullptr;
-  return std::make_unique<LxPin>(static_cast<double*>(p));
+  return std::make_unique<HostPin>(static_cast<double*>(p));
 }
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
