@@ -14,31 +14,12 @@ void assemble_original(const FrontPlan& P, idx_t s, const double* values, double
   for (idx_t q = P.a_ptr[s]; q < P.a_ptr[s + 1]; ++q) Ls[P.a_dst[q]] += values[P.a_src[q]];
 }
 
-/// Extend-add of the CB of child c (order mc, lower part) into front s: rows
-/// and columns go through the relative indices; a target column below k goes
-/// to the panel Ls, the others to the CB of s.
-void extend_add(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* Ls,
-                double* cb) {
-  const idx_t mc = P.cb_order(c);
-  const idx_t* rel = &P.rel[P.rel_ptr[c]];
-  const idx_t ldcb = m - k;
-  for (idx_t jj = 0; jj < mc; ++jj) {
-    const idx_t pj = rel[jj];
-    const double* src = cbc + jj * mc;
-    if (pj < k) {
-      double* dst = Ls + pj * m;
-      for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
-    } else {
-      double* dst = cb + (pj - k) * ldcb - k;
-      for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
-    }
-  }
-}
-
-/// The two halves of extend_add() for the Cholesky kernel: the columns of
-/// child c's CB that land in the panel of s (before its POTRF), and those
-/// that land in the CB of s (after its SYRK has overwritten the CB's lower
-/// triangle with -L21·L21ᵀ, so that the CB buffer is never zeroed).
+/// Extend-add of the CB of child c (order mc, lower part) into front s, in
+/// two halves: rows and columns go through the relative indices; the columns
+/// whose target is below k go to the panel Ls (extend_add_panel), the others
+/// to the CB of s (extend_add_cb). The Cholesky kernel runs the second half
+/// after its SYRK has overwritten the CB's lower triangle with -L21·L21ᵀ, so
+/// that the CB buffer is never zeroed.
 void extend_add_panel(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* Ls) {
   const idx_t mc = P.cb_order(c);
   const idx_t* rel = &P.rel[P.rel_ptr[c]];
@@ -72,8 +53,10 @@ void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, doubl
   std::fill(Ls, Ls + m * k, 0.0);
   if (mc > 0) std::fill(cb, cb + mc * mc, 0.0);
   assemble_original(P, s, values, Ls);
-  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-    extend_add(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls, cb);
+  for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+    extend_add_panel(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, Ls);
+    if (mc > 0) extend_add_cb(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, cb);
+  }
 }
 
 idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const double* Ls, idx_t m,
