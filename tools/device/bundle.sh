@@ -35,7 +35,7 @@ rm -rf "$out/bundle" && mkdir -p "$out/bundle/bin" "$out/bundle/lib" "$out/bundl
 exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # works in a worktree too
 [ -n "${STARFRONT_DEVICE_DIR:-}" ] || { mkdir -p "$(dirname "$exclude")"; grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >>"$exclude"; }
 progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/starfront")
-for p in "$build/bench/gpu_bench" "$build/bench/ldlt_bench" "$build/tests/cuda/test_cuda_factorize" \
+for p in "$build/bench/gpu_bench" "$build/bench/ldlt_bench" "$build/bench/blas_scaling" "$build/tests/cuda/test_cuda_factorize" \
          "$build/tests/cuda/test_cuda_fused" "$build/tests/cuda/test_fused_subtree_index" \
          "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front"; do
   [ -x "$p" ] && progs+=("$p")

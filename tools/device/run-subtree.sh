@@ -17,6 +17,9 @@
 #                 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph
 #                 lap3d:60 lap3d:60:27; then new with a task log
 #   log-*.csv     task logs
+# With "hp" as first argument (run 4): transparent huge pages (an experiment
+# not kept), CPU-only scaling with native kernels. With "blas" (run 5):
+# bench/blas_scaling on 1..16 threads.
 # With "native" as first argument (run 2): OpenBLAS's generic kernels against
 # its native ones (the GPU machine's CPU, Intel model 207, is unknown to
 # OpenBLAS 0.3.21, which then runs its "Prescott" kernels; codelets/cpu/
@@ -41,7 +44,7 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
   OPENBLAS_VERBOSE=2 "$b/bin/starfront" solve --ncpu 1 2>&1 | grep -i core | head -3
   ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|blas|not found"
 } 2>&1 | tee "$out/env.txt"
-{
+[ "${1:-}" = blas ] || {
   for t in test_cuda_fused test_cuda_factorize test_cuda_front; do
     echo "### $t"
     STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/$t" 2>&1 |
@@ -49,6 +52,46 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
     echo "exit ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/tests.txt"
+if [ "${1:-}" = blas ]; then
+  # Small-front BLAS calls and a memory sweep on 1..16 threads at once
+  # (bench/blas_scaling.cpp), with OpenBLAS's native kernels: blas.md.
+  timeout 120 "$b/bin/blas_scaling" --seconds 0.5 --threads 1,2,4,8,15,16 2>&1 | tee "$out/blas.md"
+  exit 0
+fi
+if [ "${1:-}" = hp ]; then
+  # Transparent huge pages for Lx and the subtree workspaces (codelets/cpu/
+  # huge_pages.hpp): STARFRONT_HUGE_PAGES=0 against the default, alternating;
+  # hp.md, log-hp{0,1}-lap60.csv, scaling-native.md.
+  cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag | tee -a "$out/env.txt"
+  q=(--repeat 3 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph)
+  {
+    for round in 1 2 3; do
+      for hp in 0 1; do
+        echo; echo "### round $round STARFRONT_HUGE_PAGES=$hp: gpu_bench ${q[*]} lap3d:60 lap3d:60:27"
+        STARFRONT_HUGE_PAGES=$hp timeout 60 "$b/bin/gpu_bench" "${q[@]}" lap3d:60 lap3d:60:27 2>&1 |
+          grep -E "gpu_bench: lap3d:60(:27)? GPU"
+      done
+    done
+    for hp in 0 1; do
+      echo "### STARFRONT_HUGE_PAGES=$hp, task log"
+      STARFRONT_HUGE_PAGES=$hp STARPU_PROFILING=1 STARFRONT_TASK_LOG=$out/log-hp$hp-lap60.csv timeout 60 \
+        "$b/bin/gpu_bench" "${q[@]}" lap3d:60 2>&1 | grep -E "gpu_bench: lap3d:60 GPU"
+      python3 "$repo/bench/task_log_summary.py" "$out/log-hp$hp-lap60.csv" 2>&1 | sed -n 1,8p
+    done
+  } 2>&1 | tee "$out/hp.md"
+  "$b/bin/starfront" generate laplace3d 40 -o "$work/lap40.mtx"
+  {
+    for n in 1 4 15; do
+      for hp in 0 1; do
+        echo; echo "### CPU only (native kernels), $n workers, STARFRONT_HUGE_PAGES=$hp: starfront solve lap3d 40^3 --gpu-graph --ncpu $n --repeat 3"
+        STARFRONT_HUGE_PAGES=$hp STARPU_PROFILING=1 STARFRONT_TASK_LOG=$work/log.csv timeout 60 \
+          "$b/bin/starfront" solve "$work/lap40.mtx" --gpu-graph --ncpu "$n" --repeat 3 2>&1 | grep -E "factorisation|BLAS"
+        python3 "$repo/bench/task_log_summary.py" "$work/log.csv" 2>&1 | grep -E "^\| (subtree|front) "
+      done
+    done
+  } 2>&1 | tee "$out/scaling-native.md"
+  exit 0
+fi
 if [ "${1:-}" = native ]; then
   old=$here/gpu_bench_old
   q=(--repeat 3 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph)
