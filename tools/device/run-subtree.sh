@@ -19,7 +19,8 @@
 #   log-*.csv     task logs
 # With "hp" as first argument (run 4): transparent huge pages (an experiment
 # not kept), CPU-only scaling with native kernels. With "blas" (run 5):
-# bench/blas_scaling on 1..16 threads.
+# bench/blas_scaling on 1..16 threads. With "baselines" (run 6): lap3d 60^3
+# against CHOLMOD and csrchol alone in one call.
 # With "native" as first argument (run 2): OpenBLAS's generic kernels against
 # its native ones (the GPU machine's CPU, Intel model 207, is unknown to
 # OpenBLAS 0.3.21, which then runs its "Prescott" kernels; codelets/cpu/
@@ -44,7 +45,7 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
   OPENBLAS_VERBOSE=2 "$b/bin/starfront" solve --ncpu 1 2>&1 | grep -i core | head -3
   ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|blas|not found"
 } 2>&1 | tee "$out/env.txt"
-[ "${1:-}" = blas ] || {
+case "${1:-}" in blas | baselines) false ;; *) true ;; esac && {
   for t in test_cuda_fused test_cuda_factorize test_cuda_front; do
     echo "### $t"
     STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/$t" 2>&1 |
@@ -52,6 +53,13 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
     echo "exit ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/tests.txt"
+if [ "${1:-}" = baselines ]; then
+  # lap3d 60^3 7-point against CHOLMOD (1 and 16 threads, native kernels) and
+  # cusolverSp csrchol in one process: baselines-lap60.md.
+  timeout 480 "$b/bin/gpu_bench" --repeat 2 --ncpu 16 --no-cpu --gpu-graph "${2:-lap3d:60}" 2>&1 |
+    grep -v perf_model_add_dir | tee "$out/baselines-$(echo "${2:-lap3d:60}" | tr : _).md"
+  exit 0
+fi
 if [ "${1:-}" = blas ]; then
   # Small-front BLAS calls and a memory sweep on 1..16 threads at once
   # (bench/blas_scaling.cpp), with OpenBLAS's native kernels: blas.md.
