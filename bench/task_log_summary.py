@@ -13,11 +13,16 @@ from the accesses in submission order (sequential consistency: a read after
 the last write; a write after the last write and every read since;
 RW|COMMUTE accesses of one handle are unordered among themselves).
 
-Usage: task_log_summary.py LOG [--chain N]   (N: chain tasks shown, default 40)
+With --fit: the subtree tasks' run times fitted (least squares) to
+a * flops + b * fronts (the front count is read from the task name), which
+says whether the CPU subtree kernel is paying per flop or per front.
+
+Usage: task_log_summary.py LOG [--chain N] [--fit]   (N: chain tasks shown, default 40)
 """
 import argparse
 import collections
 import csv
+import re
 import sys
 
 
@@ -72,10 +77,36 @@ def dependencies(rows):
     return preds
 
 
+def subtree_fit(rows):
+    """Least-squares fit of subtree run times (ms) to a * MFLOP + b * fronts;
+    returns (a, b, rms relative error, tasks, fronts, MFLOP) or None."""
+    pts = []
+    for r in rows:
+        m = re.search(r"\((\d+) fronts\)", r["name"])
+        if r["kind"] == "subtree" and m:
+            pts.append((r["flops"] / 1e6, int(m.group(1)), 1e3 * (r["end_s"] - r["start_s"])))
+    if len(pts) < 2:
+        return None
+    sff = sum(f * f for f, _, _ in pts)
+    snn = sum(n * n for _, n, _ in pts)
+    sfn = sum(f * n for f, n, _ in pts)
+    sft = sum(f * t for f, _, t in pts)
+    snt = sum(n * t for _, n, t in pts)
+    det = sff * snn - sfn * sfn
+    if det == 0:
+        return None
+    a = (sft * snn - snt * sfn) / det
+    b = (snt * sff - sft * sfn) / det
+    rel = [((t - a * f - b * n) / t) ** 2 for f, n, t in pts if t > 0]
+    err = (sum(rel) / len(rel)) ** 0.5 if rel else float("nan")
+    return a, b, err, len(pts), sum(n for _, n, _ in pts), sum(f for f, _, _ in pts)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log")
     ap.add_argument("--chain", type=int, default=40)
+    ap.add_argument("--fit", action="store_true", help="fit subtree times to flops and front count")
     a = ap.parse_args()
     rows = read(a.log)
     if not rows:
@@ -83,6 +114,15 @@ def main():
     timed = all(r["start_s"] >= 0 for r in rows)
     if not timed:
         sys.exit("no start/end times in the log: run with STARPU_PROFILING=1")
+    if a.fit:
+        fit = subtree_fit(rows)
+        if fit is None:
+            print("subtree fit: fewer than two subtree tasks with a front count")
+        else:
+            ka, kb, err, ntask, nfront, mflop = fit
+            print(f"subtree fit over {ntask} tasks ({nfront} fronts, {mflop / 1e3:.3f} GFLOP): "
+                  f"{1e3 * kb:.1f} us per front + {1 / ka if ka > 0 else float('inf'):.1f} GFLOP/s "
+                  f"(rms relative error {err:.2f})")
     t0 = min(r["start_s"] for r in rows)
     t1 = max(r["end_s"] for r in rows)
     print(f"tasks {len(rows)}, makespan {1e3 * (t1 - t0):.2f} ms (first start to last end)")
