@@ -20,7 +20,8 @@
 # With "hp" as first argument (run 4): transparent huge pages (an experiment
 # not kept), CPU-only scaling with native kernels. With "blas" (run 5):
 # bench/blas_scaling on 1..16 threads. With "baselines" (run 6): lap3d 60^3
-# against CHOLMOD and csrchol alone in one call.
+# against CHOLMOD and csrchol alone in one call. With "sched" (run 8): StarPU
+# schedulers on lap3d 60^3.
 # With "native" as first argument (run 2): OpenBLAS's generic kernels against
 # its native ones (the GPU machine's CPU, Intel model 207, is unknown to
 # OpenBLAS 0.3.21, which then runs its "Prescott" kernels; codelets/cpu/
@@ -45,7 +46,7 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
   OPENBLAS_VERBOSE=2 "$b/bin/starfront" solve --ncpu 1 2>&1 | grep -i core | head -3
   ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|blas|not found"
 } 2>&1 | tee "$out/env.txt"
-case "${1:-}" in blas | baselines) false ;; *) true ;; esac && {
+case "${1:-}" in blas | baselines | sched) false ;; *) true ;; esac && {
   for t in test_cuda_fused test_cuda_factorize test_cuda_front; do
     echo "### $t"
     STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/$t" 2>&1 |
@@ -53,6 +54,21 @@ case "${1:-}" in blas | baselines) false ;; *) true ;; esac && {
     echo "exit ${PIPESTATUS[0]}"
   done
 } 2>&1 | tee "$out/tests.txt"
+if [ "${1:-}" = sched ]; then
+  # StarPU schedulers on lap3d 60^3 (7- and 27-point), 1 GPU + 15 CPU
+  # workers, two rounds: sched.md.
+  q=(--repeat 3 --ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph)
+  {
+    for round in 1 2; do
+      for s in dmda dmdas dmdar dmdap modular-heft modular-heft-prio modular-dmdar heteroprio; do
+        echo "### round $round --sched $s"
+        timeout 45 "$b/bin/gpu_bench" "${q[@]}" --sched "$s" lap3d:60 lap3d:60:27 2>&1 |
+          grep -E "gpu_bench: lap3d:60(:27)? GPU|gpu_bench: .*(error|unknown|failed)"
+      done
+    done
+  } 2>&1 | tee "$out/sched.md"
+  exit 0
+fi
 if [ "${1:-}" = baselines ]; then
   # lap3d 60^3 7-point against CHOLMOD (1 and 16 threads, native kernels) and
   # cusolverSp csrchol in one process: baselines-lap60.md.
