@@ -428,9 +428,10 @@ int main(int argc, char** argv) {
   starfront::reexec_with_native_blas(argv);  // before any thread: OpenBLAS's kernels for this CPU
   {
     const starfront::BlasCore b = starfront::blas_core();
-    const char* from = std::getenv("STARFRONT_BLAS_CORE_FROM");
+    const bool replaced = b.detected != b.name;
     std::fprintf(stderr, "gpu_bench: CPU BLAS (starfront and CHOLMOD): OpenBLAS %s kernels%s%s%s\n", b.name.c_str(),
-                 from ? " (OPENBLAS_CORETYPE set by gpu_bench; OpenBLAS chose " : "", from ? from : "", from ? ")" : "");
+                 replaced ? " (OPENBLAS_CORETYPE set by gpu_bench; OpenBLAS chose " : "",
+                 replaced ? b.detected.c_str() : "", replaced ? ")" : "");
   }
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,

@@ -29,6 +29,8 @@ BlasCore blas_core() {
   // Test hook (tests/tools/test_cli.cpp): pretend OpenBLAS chose this core,
   // as it does on a CPU it does not know; ignored once OPENBLAS_CORETYPE is set.
   if (const char* pretend = std::getenv("STARFRONT_TEST_OPENBLAS_CORE"); pretend && !b.coretype_set) b.name = pretend;
+  const char* replaced = std::getenv("STARFRONT_BLAS_CORE_FROM");  // set by reexec_with_native_blas
+  b.detected = replaced ? replaced : b.name;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (b.coretype_set || b.name.empty() || is_native_avx2_core(b.name)) return b;
   __builtin_cpu_init();
@@ -46,7 +48,7 @@ void reexec_with_native_blas(char** argv) {
   const BlasCore b = blas_core();
   if (b.recommended.empty()) return;
   if (setenv("OPENBLAS_CORETYPE", b.recommended.c_str(), 1) != 0) return;
-  // Marks the re-executed process (the report says why the variable is set).
+  // Marks the re-executed process (BlasCore::detected).
   setenv("STARFRONT_BLAS_CORE_FROM", b.name.c_str(), 1);
   execv("/proc/self/exe", argv);
   unsetenv("OPENBLAS_CORETYPE");  // execv failed: carry on with the generic kernels

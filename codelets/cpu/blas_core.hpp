@@ -17,6 +17,9 @@ namespace starfront {
 /// The BLAS kernels in use and what this CPU could run.
 struct BlasCore {
   std::string name;         ///< openblas_get_corename(), e.g. "SkylakeX", "Prescott"
+  /// The core OpenBLAS chose by itself: `name`, unless reexec_with_native_blas
+  /// set OPENBLAS_CORETYPE for this process (then the core it replaced).
+  std::string detected;
   std::string recommended;  ///< OPENBLAS_CORETYPE value to set ("SkylakeX", "Haswell"), or "" when fine
   bool coretype_set = false;  ///< OPENBLAS_CORETYPE was set in the environment
 };

@@ -98,7 +98,8 @@ struct NumericFactor {
 
   NumericFactor() = default;
   NumericFactor(NumericFactor&&) noexcept = default;
-  /// Releases this factor's page-locking (lx_pin, declared before Lx) before its old Lx is freed.
+  /// Releases this factor's page-lockings (lx_pin, cb_pin, declared before Lx and cb_host) before the old
+  /// memory is freed.
   NumericFactor& operator=(NumericFactor&&) noexcept = default;
   ~NumericFactor() {  // unlock before the memory is freed
     cb_pin.reset();

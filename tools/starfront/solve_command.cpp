@@ -590,9 +590,8 @@ static int report(const SolveArgs& args, Report& r) {
     // The CPU BLAS kernels: OpenBLAS's core, and whether starfront set
     // OPENBLAS_CORETYPE because OpenBLAS did not know this CPU (blas_core.hpp).
     const BlasCore b = blas_core();
-    const char* from = std::getenv("STARFRONT_BLAS_CORE_FROM");
     r.j["blas_core"] = {{"name", b.name},
-                        {"detected_by_openblas", from ? nlohmann::json(from) : nlohmann::json(b.name)},
+                        {"detected_by_openblas", b.detected},
                         {"recommended", b.recommended.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.recommended)}};
   }
   int rank = 0, nranks = 1;

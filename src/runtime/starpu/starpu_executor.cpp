@@ -321,13 +321,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // through pageable memory (measured on the H200: bench/README.md).
   // STARFRONT_PIN_FACTOR=0 turns this off (measurement knob).
   const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
-  if (!run->F.lx_pin && !(pin_env && std::string(pin_env) == "0") && starpu_cuda_worker_get_count() > 0 &&
-      !run->F.Lx.empty() && starpu_memory_pin(run->F.Lx.data(), run->F.Lx.size() * sizeof(double)) == 0)
-    run->F.lx_pin = std::make_unique<HostPin>(run->F.Lx.data());
-  if (!run->F.cb_pin && run->F.cb_host && !(pin_env && std::string(pin_env) == "0") &&
-      starpu_cuda_worker_get_count() > 0 &&
-      starpu_memory_pin(run->F.cb_host.get(), run->F.cb_host_doubles * sizeof(double)) == 0)
-    run->F.cb_pin = std::make_unique<HostPin>(run->F.cb_host.get());
+  const bool pin = !(pin_env && std::string(pin_env) == "0");
+  if (pin && !run->F.lx_pin) run->F.lx_pin = pin_for_gpus(run->F.Lx.data(), run->F.Lx.size() * sizeof(double));
+  if (pin && !run->F.cb_pin) run->F.cb_pin = pin_for_gpus(run->F.cb_host.get(), run->F.cb_host_doubles * sizeof(double));
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get());
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
