@@ -30,10 +30,22 @@ struct FrontView {
   int m, k;
   /// Column c of the front, indexed by the front row i >= c.
   __device__ __forceinline__ double* col(int c) const {
-    if (kPacked) return P + (c * (2 * m - c - 1)) / 2;  // c·m - c(c+1)/2 (m <= 238: fits in int)
+    if (kPacked) return P + (c * (2 * m - c - 1)) / 2;  // c·m - c(c+1)/2 (m <= 239: fits in int)
     return c < k ? P + c * ldp : C + (c - k) * ldc - k;
   }
 };
+
+/// The GPU's nanosecond clock (%globaltimer).
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Trace stamp i of front q (FusedLaunch::trace; nothing when it is null).
+__device__ __forceinline__ void stamp(const FusedLaunch& p, int q, int i) {
+  if (p.trace && threadIdx.x == 0) p.trace[static_cast<long long>(q) * kFusedTracePoints + i] = global_ns();
+}
 
 /// Marks front q complete (1) or failed/skipped (2): barrier, then a
 /// device-scope release by thread 0, so every thread's writes are visible to
@@ -142,17 +154,17 @@ __device__ void assemble_own(const FusedLaunch& p, const FusedFront& f, const Fr
   __syncthreads();
 }
 
-/// Extend-adds the children's CBs one by one (after the wait: every child is
-/// complete), a barrier between children.
+/// Extend-adds the CBs of children [from, to) (offsets from f.child_begin,
+/// ticket order; every one complete) one by one, a barrier after each.
 template <int kWarps, bool kPacked>
 __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
-                           const FrontShared<kWarps>& fs) {
+                           const FrontShared<kWarps>& fs, long long from, long long to) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   // CB rows per lane whose loads are in flight at once: a small front's CB
   // column has at most two chunks of 32 rows; the large fronts' CBs are long
-  // (and their 512-thread blocks have the registers to spare).
+  // (and their large blocks have the registers to spare).
   constexpr int kB = kWarps <= 4 ? 2 : 4;
-  for (long long c = f.child_begin; c < f.child_end; ++c) {
+  for (long long c = f.child_begin + from; c < f.child_begin + to; ++c) {
     const long long ci = c - f.child_begin;
     long long cb_off, rel_begin;
     int mcc;
@@ -194,6 +206,55 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
   }
 }
 
+/// The wait for the children fused with their extend-add (FusedLaunch::
+/// early): rounds in which every thread polls one child not yet added
+/// (device-scope acquire loads, no spinning), the block finds the first
+/// child in ticket order that is not complete, extend-adds every child
+/// before it, then thread 0 spins on that child's flag alone until it is
+/// set, and a new round follows; so the CBs of
+/// the children that finished early are added while the later ones still
+/// run, and the sums keep the ticket order of extend_add() (the same result
+/// at every run). Stamp 2 of front q when all are complete, before the
+/// remaining adds. Returns, to every thread, whether no child failed (on a
+/// failure it returns at once: the front is skipped, and its memory is its
+/// own).
+template <int kWarps, bool kPacked>
+__device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
+                                    const FrontShared<kWarps>& fs) {
+  __shared__ int s_first;  // the first child (offset) not complete in this round
+  __shared__ int s_failed;  // a child of the round failed
+  const int* done = fused_done_flags(p.status);
+  const int nch = static_cast<int>(f.child_end - f.child_begin);
+  int next = 0;  // children [0, next) are added
+  for (;;) {
+    if (threadIdx.x == 0) s_first = nch, s_failed = 0;
+    __syncthreads();
+    for (int c = next + static_cast<int>(threadIdx.x); c < nch; c += blockDim.x) {
+      const int fl = load_acquire(done + __ldg(&p.children[f.child_begin + c].ticket));
+      if (fl == 0) atomicMin(&s_first, c);
+      else if (fl != 1) s_failed = 1;  // every writer writes 1
+    }
+    __threadfence();
+    __syncthreads();
+    const int first = s_first;
+    if (s_failed) return false;
+    if (first == nch) stamp(p, q, 2);
+    if (first > next) {
+      extend_add<kWarps>(p, f, v, fs, next, first);  // ends with a barrier: s_first is read by all
+      next = first;
+    }
+    if (next == nch) return true;
+    // Child `next` is the one the adds wait for: thread 0 spins on its flag
+    // alone (the next round reads it again, with the others).
+    if (threadIdx.x == 0) {
+      const int* flag = done + __ldg(&p.children[f.child_begin + next].ticket);
+      while (load_acquire(flag) == 0)
+        if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
+    }
+    __syncthreads();  // also: every thread has read s_first before it is reset
+  }
+}
+
 /// Shared state of factor() (one per block).
 template <int NB>
 struct FactorShared {
@@ -202,13 +263,22 @@ struct FactorShared {
   double rdiag[NB];  ///< 1 / l_tt of the current block of columns
 };
 
+/// Index of entry (c, t), t <= c, of an NB×NB lower triangle held row by
+/// row in a flat register array.
+__host__ __device__ constexpr int tri(int c, int t) { return c * (c + 1) / 2 + t; }
+
 /// Step (1) of factor(), by warp 0 only: factorises the diagonal block of
-/// columns [j0, j0 + w) in registers (lane r holds row j0 + r; column by
-/// column, shuffles), writes it back and sets fsh.info / fsh.piv (LAPACK's
-/// info: the first pivot d <= 0 or NaN, -1 if none) and fsh.rdiag; then the
-/// relative pivot test and the pivot ratio of its columns, one lane per
-/// column (rel_col / rel_piv: the first failing column of the front, uniform
-/// in the warp; r: this lane's smallest ratio).
+/// columns [j0, j0 + w) and writes it back, and sets fsh.info / fsh.piv
+/// (LAPACK's info: the first pivot d <= 0 or NaN, -1 if none) and
+/// fsh.rdiag; then the relative pivot test and the pivot ratio of its
+/// columns, one lane per column (rel_col / rel_piv: the first failing column
+/// of the front, uniform in the warp; r: this lane's smallest ratio).
+/// Every lane factorises its own copy of the block's lower triangle in
+/// registers (broadcast loads; the same instructions on the same values, so
+/// the copies are identical and every branch is uniform): no shuffle on the
+/// serial column chain, whose step is rsqrt -> scale -> update of the next
+/// pivot. l_tt = d·rsqrt(d) and the column is scaled by rsqrt(d) (as
+/// LAPACK's dpotf2 scales by 1/l_tt; the row solves reuse it).
 template <int kWarps, int NB, bool kPacked>
 __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
                            const FrontShared<kWarps>& fs, FactorShared<NB>& fsh, int j0, int w, int& rel_col,
@@ -217,49 +287,50 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
   // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
   // prologue's shared cache (loaded before the wait for the children).
   const double ajj_lane = lane < w ? ajj_of<kWarps>(p, f, fs, j0 + lane) : 0.0;
-  double a[NB];
+  double a[tri(NB, 0)];  // rows c < w, columns t <= c; zero beyond w
 #pragma unroll
-  for (int t = 0; t < NB; ++t) a[t] = (t < w && lane < w && lane >= t) ? v.col(j0 + t)[j0 + lane] : 0.0;
+  for (int c = 0; c < NB; ++c)
+#pragma unroll
+    for (int t = 0; t <= c; ++t) a[tri(c, t)] = c < w ? v.col(j0 + t)[j0 + c] : 0.0;
+  __syncwarp();  // every lane has read the block before any lane writes it back
   int info = -1;
-  double dinfo = 0.0;
+  double dinfo = 0.0, lt = 0.0;  // lt: l of column j0 + lane
 #pragma unroll
   for (int t = 0; t < NB; ++t) {
     if (t < w && info < 0) {
-      const double d = __shfl_sync(0xffffffffu, a[t], t);
-      if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN (uniform in the warp)
+      const double d = a[tri(t, t)];
+      if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN
         info = j0 + t;
         dinfo = d;
       } else {
-        const double l = sqrt(d);
-        // (The relative pivot test of the block's columns follows the
-        // loop, one lane per column: off this serial chain.)
-        // Scaled by the reciprocal (as LAPACK's dpotf2 scales by 1/l_jj),
-        // which the row solves reuse: no division per row.
-        const double rl = 1.0 / l;
+        const double rl = rsqrt(d);
+        a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt(inf) = 0: keep l = inf, as sqrt gives
         if (lane == 0) fsh.rdiag[t] = rl;
-        if (lane == t) a[t] = l;
-        else if (lane > t) a[t] *= rl;
+        if (lane == t) lt = a[tri(t, t)];
 #pragma unroll
-        for (int c = t + 1; c < NB; ++c) {
-          const double lc = __shfl_sync(0xffffffffu, a[t], c);
-          if (c < w && lane >= c) a[c] -= a[t] * lc;
-        }
+        for (int c = t + 1; c < NB; ++c) a[tri(c, t)] *= rl;
+#pragma unroll
+        for (int c = t + 1; c < NB; ++c)
+#pragma unroll
+          for (int c2 = t + 1; c2 <= c; ++c2) a[tri(c, c2)] -= a[tri(c, t)] * a[tri(c2, t)];
       }
     }
-  }
+    // Column t is final: lane c writes its row c (entries selected from
+    // the registers by unrolled compares, no local-memory indexing), and
+    // its registers are free for the rest.
+    if (t < w) {
+      double x = 0.0;
 #pragma unroll
-  for (int t = 0; t < NB; ++t)
-    if (t < w && lane < w && lane >= t) v.col(j0 + t)[j0 + lane] = a[t];
+      for (int c = t; c < NB; ++c)
+        if (lane == c) x = a[tri(c, t)];
+      if (lane >= t && lane < w) v.col(j0 + t)[j0 + lane] = x;
+    }
+  }
   if (info < 0) {
     // The relative pivot test (the CPU's: d = l² not finite or <= tol·|a_jj|
-    // fails) and the pivot ratio, lane t for column j0 + t (it holds l =
-    // a[t] and |a_jj|), the first failing column by a ballot: the same
-    // comparisons and quotients as one lane column by column, in parallel.
+    // fails) and the pivot ratio, lane t for column j0 + t (it holds l and
+    // |a_jj|), the first failing column by a ballot.
     // After a failed pivot (info) they do not matter: info is reported.
-    double lt = 0.0;
-#pragma unroll
-    for (int t = 0; t < NB; ++t)
-      if (lane == t) lt = a[t];
     bool fails = false;
     double piv = 0.0;
     if (lane < w) {
@@ -308,14 +379,13 @@ __device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int 
 /// L(i,t) L(c,t) over the block column t in [j0, j0 + w) (sum first, t
 /// ascending), for j1 = j0 + w <= c <= i < m, except the entries with
 /// i < skip (then c < skip too), which warp 0 updates itself (look-ahead:
-/// factor()). By warps [w_first, kWarps), kTrailCols columns per warp at a
-/// time (register tiling: each row's L(i, j0:j1) is loaded once for
-/// kTrailCols columns), lanes over rows.
-template <int kWarps, int NB, bool kPacked>
+/// factor()). By warps [w_first, kWarps), CG columns per warp at a time
+/// (register tiling: each row's L(i, j0:j1) is loaded once for CG
+/// columns), lanes over rows.
+template <int kWarps, int CG, int NB, bool kPacked>
 __device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int m, int skip, int w_first) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int j1 = j0 + w, nw = kWarps - w_first;
-  constexpr int CG = kTrailCols;
   for (int c0 = j1 + (warp - w_first) * CG; c0 < m; c0 += nw * CG) {
     double lc[CG][NB];
 #pragma unroll
@@ -342,21 +412,19 @@ __device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int 
 }
 
 /// Look-ahead part of step (3), by warp 0: the same update for the next
-/// diagonal block's lower triangle, j1 <= c <= i < j2 (lane i - j1, at most
-/// NB rows), with the same sums in the same order.
+/// diagonal block's lower triangle, j1 <= c <= i < j2 (at most NB(NB+1)/2
+/// entries, one lane each), with the same sums in the same order.
 template <int NB, bool kPacked>
 __device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int j2) {
-  const int lane = static_cast<int>(threadIdx.x) % 32, j1 = j0 + w, i = j1 + lane;
-  if (i >= j2) return;
-  double li[NB];
-#pragma unroll
-  for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
-  for (int c = j1; c <= i; ++c) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, j1 = j0 + w, n2 = j2 - j1;
+  for (int e = lane; e < n2 * (n2 + 1) / 2; e += 32) {
+    int i = 0, c = e;  // entry e of the triangle, row by row: (i, c), c <= i
+    while (c > i) c -= ++i;
     double acc = 0.0;
 #pragma unroll
     for (int t = 0; t < NB; ++t)
-      if (t < w) acc += li[t] * v.col(j0 + t)[c];
-    v.col(c)[i] -= acc;
+      if (t < w) acc += v.col(j0 + t)[j1 + i] * v.col(j0 + t)[j1 + c];
+    v.col(j1 + c)[j1 + i] -= acc;
   }
 }
 
@@ -375,7 +443,7 @@ __device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int
 /// every thread; *ratio: thread 0's min l²/|a_jj| over columns with a_jj !=
 /// 0. Without p.lookahead (measurement knob) step (1) follows step (3) as
 /// a separate phase (three barriers per block).
-template <int kWarps, bool kPacked>
+template <int kWarps, int kCG, bool kPacked>
 __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
                       const FrontShared<kWarps>& fs, double* pivot, double* ratio) {
   constexpr int NB = kWarps <= 4 ? 4 : kFusedBlock;
@@ -404,11 +472,11 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
         __syncwarp();
         diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
       } else {
-        trailing_update<kWarps, NB>(v, j0, w, m, j1 + w2, 1);
+        trailing_update<kWarps, kCG, NB>(v, j0, w, m, j1 + w2, 1);
       }
       __syncthreads();
     } else {
-      trailing_update<kWarps, NB>(v, j0, w, m, j1, 0);
+      trailing_update<kWarps, kCG, NB>(v, j0, w, m, j1, 0);
       __syncthreads();
       if (w2 > 0) {
         if (warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
@@ -432,26 +500,14 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   return bad;
 }
 
-/// The GPU's nanosecond clock (%globaltimer).
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-/// Trace stamp i of front q (FusedLaunch::trace; nothing when it is null).
-__device__ __forceinline__ void stamp(const FusedLaunch& p, int q, int i) {
-  if (p.trace && threadIdx.x == 0) p.trace[static_cast<long long>(q) * kFusedTracePoints + i] = global_ns();
-}
-
-/// Factorises and writes out front f (ticket q, assembled through view v),
-/// then publishes its flag.
-template <int kWarps, bool kPacked>
+/// Factorises front f (ticket q, assembled through view v), writes out its
+/// CB, publishes its flag, then writes out L.
+template <int kWarps, int kCG, bool kPacked>
 __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
                              const FrontShared<kWarps>& fs, double* L, double* cb) {
   const int m = f.m, k = f.k, mc = m - k;
   double pivot = 0.0, ratio = 0.0;
-  const int bad = factor<kWarps>(p, f, v, fs, &pivot, &ratio);
+  const int bad = factor<kWarps, kCG>(p, f, v, fs, &pivot, &ratio);
   stamp(p, q, 4);
   if (bad >= 0) {
     if (threadIdx.x == 0) {
@@ -464,61 +520,71 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
   }
   if (threadIdx.x == 0 && ratio < __longlong_as_double(0x7ff0000000000000LL))
     atomicMax(&p.status->ratio_key, ~static_cast<unsigned long long>(__double_as_longlong(ratio)));
-  if (kPacked) {  // unpack, one warp per column, lanes over rows (no division)
-    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-    // L: zeros above the diagonal, as the CPU leaves them.
+  // Unpack (packed fronts), one warp per column, lanes over rows (no
+  // division): the CB first, then the flag (the parent waits for the CB
+  // only), then L, which nothing in the launch reads (off the chain).
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  if (kPacked && mc > 0 && cb) {
+    // An internal CB (workspace) is read by its parent's extend-add only,
+    // lower triangle only (extend_add()): its upper triangle is not
+    // written. The root's CB (a slot other tasks read) is written whole.
+    const bool internal = f.cb_off >= 0;
+    for (int c = warp; c < mc; c += kWarps) {
+      const double* src = v.col(k + c) + k;
+      double* dst = cb + static_cast<long long>(c) * mc;
+      for (int r = (internal ? c : 0) + lane; r < mc; r += 32) dst[r] = r >= c ? src[r] : 0.0;
+    }
+  }
+  stamp(p, q, 5);
+  publish(p, q, 1);
+  if (kPacked) {
+    // L: zeros above the diagonal, as the CPU leaves them. The shared
+    // memory it is read from is not reused before the kernel's loop
+    // passes a block barrier.
     for (int c = warp; c < k; c += kWarps) {
       const double* src = v.col(c);
       double* dst = L + static_cast<long long>(c) * m;
       for (int r = lane; r < m; r += 32) dst[r] = r >= c ? src[r] : 0.0;
     }
-    // The CB: an internal one (workspace) is read by its parent's
-    // extend-add only, lower triangle only (extend_add()): its upper
-    // triangle is not written. The root's CB (a slot other tasks read) is
-    // written whole.
-    if (mc > 0 && cb) {
-      const bool internal = f.cb_off >= 0;
-      for (int c = warp; c < mc; c += kWarps) {
-        const double* src = v.col(k + c) + k;
-        double* dst = cb + static_cast<long long>(c) * mc;
-        for (int r = (internal ? c : 0) + lane; r < mc; r += 32) dst[r] = r >= c ? src[r] : 0.0;
-      }
-    }
   }
-  stamp(p, q, 5);
-  publish(p, q, 1);
 }
 
-/// One front, ticket q, through view v: the prologue (assemble_own) before
-/// the wait for the children when p.early is set (else after it), then the
-/// extend-add, the factorisation and the write-out. Trace stamps
-/// (kFusedTracePoints): 0 start, 1 and 2 after the prologue and the wait
-/// (in the order they ran), 3 after the extend-add, 4 after the
-/// factorisation, 5 before the flag is published.
-template <int kWarps, bool kPacked>
+/// One front, ticket q, through view v: with p.early, the prologue
+/// (assemble_own), then the wait for the children fused with their
+/// extend-add (wait_and_extend_add); else the wait, the prologue and the
+/// extend-add one after the other. Then the factorisation and the
+/// write-out (finish_front). Trace stamps (kFusedTracePoints): 0 start, 1
+/// and 2 after the prologue and the wait (in the order they ran; with
+/// p.early, 2 is when the last child is seen complete, some CBs already
+/// added), 3 after the extend-add, 4 after the factorisation, 5 after the
+/// CB is written, before the flag is published (L is written after).
+template <int kWarps, int kCG, bool kPacked>
 __device__ void front_steps(const FusedLaunch& p, const FusedFront& f, int q, const FrontView<kPacked>& v,
                             FrontShared<kWarps>& fs, double* L, double* cb) {
   stamp(p, q, 0);
   if (p.early) {
     assemble_own<kWarps>(p, f, v, fs);
     stamp(p, q, 1);
-  }
-  if (!wait_children(p, f)) {
-    publish(p, q, 2);  // a child failed: skipped
-    return;
-  }
-  stamp(p, q, p.early ? 2 : 1);
-  if (!p.early) {
+    if (!wait_and_extend_add<kWarps>(p, f, q, v, fs)) {
+      publish(p, q, 2);  // a child failed: skipped
+      return;
+    }
+  } else {
+    if (!wait_children(p, f)) {
+      publish(p, q, 2);
+      return;
+    }
+    stamp(p, q, 1);
     assemble_own<kWarps>(p, f, v, fs);
     stamp(p, q, 2);
+    extend_add<kWarps>(p, f, v, fs, 0, f.child_end - f.child_begin);
   }
-  extend_add<kWarps>(p, f, v, fs);
   stamp(p, q, 3);
-  finish_front<kWarps>(p, f, q, v, fs, L, cb);
+  finish_front<kWarps, kCG>(p, f, q, v, fs, L, cb);
 }
 
 /// One front, ticket q: in shared memory when its packed lower triangle fits.
-template <int kWarps>
+template <int kWarps, int kCG>
 __device__ void run_front(const FusedLaunch& p, int q, double* sm, long long smem_doubles) {
   const FusedFront f = p.fronts[q];
   const int m = f.m, k = f.k, mc = m - k;
@@ -528,15 +594,16 @@ __device__ void run_front(const FusedLaunch& p, int q, double* sm, long long sme
   __shared__ FrontShared<kWarps> fs;
   if (in_shared) {
     FrontView<true> v{sm, nullptr, 0, 0, m, k};
-    front_steps<kWarps>(p, f, q, v, fs, L, cb);
+    front_steps<kWarps, kCG>(p, f, q, v, fs, L, cb);
   } else {
     FrontView<false> v{L, cb, m, mc, m, k};
-    front_steps<kWarps>(p, f, q, v, fs, L, cb);
+    front_steps<kWarps, kCG>(p, f, q, v, fs, L, cb);
   }
 }
 
-/// Tickets [t0, t1) of the task; counter: this launch's ticket counter.
-template <int kThreads>
+/// Tickets [t0, t1) of the task; counter: this launch's ticket counter;
+/// kCG: the trailing update's columns per warp at a time.
+template <int kThreads, int kCG>
 __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
@@ -551,7 +618,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
     const int q = s_ticket;
     __syncthreads();
     if (q >= t1) return;
-    run_front<kThreads / 32>(p, q, sm, smem_doubles);
+    run_front<kThreads / 32, kCG>(p, q, sm, smem_doubles);
   }
 }
 
@@ -560,11 +627,11 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
 /// attributes, the kernel's shared-memory limit and the occupancy are
 /// queried once per thread, device and shared-memory size (a CUDA worker is
 /// one thread; each query costs microseconds, a refactorisation pays none).
-template <int kThreads>
+template <int kThreads, int kCG>
 cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream,
                         bool programmatic) {
   if (t1 <= t0) return cudaSuccess;
-  auto kernel = fused_subtree_kernel<kThreads>;
+  auto kernel = fused_subtree_kernel<kThreads, kCG>;
   struct Shape {
     bool known = false;
     int sms = 0;
@@ -615,6 +682,27 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
 
 }  // namespace
 
+int fused_shared_max_order() {
+  static const int order = [] {
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) return 0;
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, fused_subtree_kernel<kFusedLargeThreads, kTrailColsLarge>) != cudaSuccess)
+      return 0;
+    long long cap = -1;  // bytes of dynamic shared memory, the smallest over the devices
+    for (int d = 0; d < ndev; ++d) {
+      int optin = 0;
+      if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess) return 0;
+      const long long c = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+      if (cap < 0 || c < cap) cap = c;
+    }
+    int m = 0;
+    while (static_cast<long long>(m + 1) * (m + 2) / 2 * 8 <= cap) ++m;
+    return m;
+  }();
+  return order;
+}
+
 std::size_t fused_status_bytes(int nfronts) {
   return (sizeof(FusedStatus) + sizeof(int) * static_cast<std::size_t>(nfronts) + 7) / 8 * 8 +
          sizeof(double) * static_cast<std::size_t>(nfronts);
@@ -632,16 +720,19 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);
-  if ((e = launch_part<kFusedThreads>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)) !=
+  if ((e = launch_part<kFusedThreads, kTrailCols>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)) !=
       cudaSuccess)
     return e;
   if (launches && p.nsmall > 0) ++*launches;
   // With the overlap, no event between the launches: it would serialise them.
   const bool overlap = p.overlap_launches && p.nsmall > 0 && p.nfronts > p.nsmall;
   if (events && !overlap && (e = cudaEventRecord(events[1], stream)) != cudaSuccess) return e;
-  if ((e = launch_part<kFusedLargeThreads>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream,
-                                           overlap)) != cudaSuccess)
-    return e;
+  const int lt = p.large_threads, lc = p.large_cols;
+  e = lt == 512 && lc == 2   ? launch_part<512, 2>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
+      : lt == 384 && lc == 2 ? launch_part<384, 2>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
+      : lt == 256 && lc == 4 ? launch_part<256, 4>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
+                             : cudaErrorInvalidValue;
+  if (e != cudaSuccess) return e;
   if (launches && p.nfronts > p.nsmall) ++*launches;
   if (events && (e = cudaEventRecord(events[2], stream)) != cudaSuccess) return e;
   return cudaSuccess;

@@ -260,7 +260,7 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
     auto at = [&](idx_t i, idx_t j) -> double& { return F[i + j * m]; };
     for (idx_t j0 = 0; j0 < k && info_col < 0; j0 += NB) {
       const idx_t w = std::min(NB, k - j0), j1 = j0 + w;
-      double rdiag[8] = {};  // 1 / l_tt of the block's columns
+      double rdiag[8] = {};  // 1 / l_tt of the block's columns (rsqrt of the pivots)
       for (idx_t t = 0; t < w; ++t) {  // diagonal block, right-looking
         const idx_t j = j0 + t;
         const double d = at(j, j);
@@ -269,7 +269,9 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
           info_piv = d;
           break;
         }
-        const double l = std::sqrt(d), d2 = l * l;
+        // As the kernel: rl = rsqrt(d) (there within 1 ulp of 1/sqrt(d)),
+        // l = d·rl, the column scaled by rl.
+        const double rl = 1.0 / std::sqrt(d), l = std::isinf(d) ? d : d * rl, d2 = l * l;
         const std::int64_t src = X.diag[f.diag_begin + j];
         const double ajj = src >= 0 ? std::fabs(values[src]) : 0.0;
         if (rel_col < 0 && (!std::isfinite(d2) || d2 <= pivot_tol * ajj)) {
@@ -277,7 +279,6 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
           rel_piv = std::isfinite(l) ? d2 : l;
         }
         if (ajj > 0) ratio = std::min(ratio, d2 / ajj);
-        const double rl = 1.0 / l;  // the kernel scales by the reciprocal
         rdiag[t] = rl;
         at(j, j) = l;
         for (idx_t r = j + 1; r < j1; ++r) at(r, j) *= rl;

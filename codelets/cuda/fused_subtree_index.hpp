@@ -131,9 +131,11 @@ FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
 /// the GPU's %globaltimer, in the order the kernel takes them: 0 the front's
 /// block starts it; 1 and 2 after its prologue (zeroing, A's entries, |a_jj|
 /// and children's descriptors) and after the wait for its children, in the
-/// order they ran (`early`: prologue first); 3 after the extend-add; 4 after
-/// the factorisation; 5 just before its completion flag is published. 0: not
-/// reached (a skipped front).
+/// order they ran (`early`: prologue first; the wait then also adds the CBs
+/// of the children complete before the last, and stamp 2 is when the last
+/// is seen complete); 3 after the extend-add (of the rest); 4 after the
+/// factorisation; 5 after its CB is written, just before its completion flag
+/// is published (L is written after). 0: not reached (a skipped front).
 constexpr int kFusedTracePoints = 6;
 
 /// Where the time of one fused launch went, from its trace (ns).
@@ -142,7 +144,8 @@ constexpr int kFusedTracePoints = 6;
 /// children. Along it: `fronts`, and the sums of each front's prologue,
 /// extend-add, factorisation and write-out (stamp differences), and `lag`:
 /// per front, from the later of its last child's publication and its own
-/// prologue's end to the end of its wait (flag visibility and wake-up; for
+/// prologue's end to the end of its wait (flag visibility and wake-up, and
+/// with `early` the extend-adds of earlier children still running then; for
 /// the chain's first front, from the first stamp of the task to the end of
 /// its wait). `span`: first stamp to last publication, per launch part
 /// (tickets [0, nsmall) and the rest); `mean_*`: averages over the traced

@@ -35,7 +35,13 @@
 //
 // Each front's prologue (FusedLaunch::early: zeroing, A's entries, |a_jj|
 // and the children's descriptors into shared memory) runs before its block
-// waits for the children: it touches only the front's own memory.
+// waits for the children: it touches only the front's own memory. Then the
+// wait and the extend-add are one loop: the block adds, in ticket order,
+// every child that is complete before the first one that is not, and waits
+// for that one (so the CBs of the children that finished early are added
+// while the last still runs, in the same order at every run). A front
+// writes its CB, publishes its flag, and only then writes L (which nothing
+// in the launch reads).
 //
 // Extend-add is owner-computes: the block of the parent pulls each child's CB
 // in turn (a barrier between children) and is the only writer of its front,
@@ -50,17 +56,19 @@
 //
 // A front of order m is factorised in shared memory (its lower triangle
 // packed by columns) when m(m+1)/2·8 bytes fit in the launch's dynamic
-// shared memory (up to 227 KiB on sm_90: m <= 238), otherwise in place in
+// shared memory (up to 227 KiB on sm_90: m <= 239), otherwise in place in
 // global memory (L in the panel, the CB in its workspace region; slow, for
 // graphs not built with gpu_graph_options). Dense Cholesky: blocked
 // right-looking, kFusedBlock columns at a time (4 in the small launch),
 // with a look-ahead of one block (FusedLaunch::lookahead): the diagonal
-// block by one warp with shuffles (|a_jj| from the prologue's shared cache,
-// columns scaled by the reciprocal pivot as LAPACK's dpotf2 does, the
-// relative pivot test afterwards one lane per column); rows below by
-// row-wise triangular solves reusing those reciprocals; then a rank-8
-// update of the trailing lower triangle (sums first, kTrailCols columns per
-// warp at a time so that each row's L entries are loaded once for them) by
+// block by one warp, every lane factorising its own register copy of the
+// block (no shuffle on the serial column chain; |a_jj| from the prologue's
+// shared cache, columns scaled by rsqrt of the pivot as LAPACK's dpotf2
+// scales by the reciprocal, the relative pivot test afterwards one lane per
+// column); rows below by row-wise triangular solves reusing those
+// reciprocals; then a rank-8 update of the trailing lower triangle (sums
+// first, kTrailCols or kTrailColsLarge columns per warp at a time so that
+// each row's L entries are loaded once for them) by
 // warps 1.., while warp 0 updates the next diagonal block and factorises it
 // (the serial diagonal block overlaps the update; look-ahead as in J.
 // Kurzak and J. Dongarra, "Implementing linear algebra routines on
@@ -84,13 +92,17 @@
 
 namespace starfront {
 
-/// Threads per block of the fused kernel: small fronts, large fronts.
+/// Threads per block of the fused kernel: small fronts, large fronts (the
+/// default of FusedLaunch::large_threads).
 constexpr int kFusedThreads = 128;
 constexpr int kFusedLargeThreads = 512;
 /// Columns per block of the dense Cholesky of a front (fused_subtree.cu's factor()).
 constexpr int kFusedBlock = 8;
-/// Trailing-update columns per warp at a time (register tiling) in factor().
+/// Trailing-update columns per warp at a time (register tiling) in factor():
+/// small launch, large launch (each row's L entries are loaded once for that
+/// many columns: fewer shared-memory loads per flop).
 constexpr int kTrailCols = 2;
+constexpr int kTrailColsLarge = 2;  ///< the default of FusedLaunch::large_cols
 
 /// Results and synchronisation words of one launch (device memory, zeroed
 /// before the launch by launch_fused_subtree).
@@ -121,7 +133,9 @@ struct FusedLaunch {
   double pivot_tol = 0.0;
   /// Run each front's prologue (zeroing, A's entries, |a_jj| and the
   /// children's descriptors into shared memory) before waiting for its
-  /// children, overlapping their work (default), or after (measurement knob).
+  /// children, and add each child's CB as soon as it and the children
+  /// before it are complete, overlapping their work (default); or wait for
+  /// all, then the prologue, then the extend-add (measurement knob).
   bool early = true;
   /// Null (default), or kFusedTracePoints × nfronts words of device memory
   /// that receive each front's %globaltimer stamps in ns (zeroed by
@@ -139,7 +153,20 @@ struct FusedLaunch {
   /// why this cannot deadlock), or after it (measurement knob). With the
   /// overlap, launch_fused_subtree records no event between the launches.
   bool overlap_launches = true;
+  /// Shape of the large launch: threads per block and trailing-update
+  /// columns per warp at a time. Supported: 512×2 (default), 384×2, 256×4;
+  /// another pair makes launch_fused_subtree return cudaErrorInvalidValue
+  /// (measurement knob: STARFRONT_FUSED_LARGE).
+  int large_threads = kFusedLargeThreads;
+  int large_cols = kTrailColsLarge;
 };
+
+/// Largest front order m whose packed lower triangle (m(m+1)/2 doubles)
+/// fits in the large launch's shared memory on every CUDA device of the
+/// process (239 on sm_90's 227 KiB): a fused subtree with a larger front runs
+/// that front through the kernel's slow global-memory path. Queried
+/// once per process (thread-safe); 0 when no device can be queried.
+int fused_shared_max_order();
 
 /// Device bytes of the status area of a launch of nfronts fronts (FusedStatus,
 /// completion flags, failed pivots).

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/assembly_kernels.hpp"
@@ -413,7 +414,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.max_order_small = static_cast<int>(fi.max_order_small);
   p.pivot_tol = ctx.pivot_tol;
   // Measurement knobs (read once): STARFRONT_FUSED_EARLY=0 runs each front's
-  // prologue after the wait for its children; STARFRONT_FUSED_TRACE=1 takes
+  // prologue after the wait for all its children, then their extend-add
+  // (FusedLaunch::early); STARFRONT_FUSED_TRACE=1 takes
   // the kernel's trace and prints its summary to stderr at every execution;
   // STARFRONT_FUSED_SLEEP_NS: the flag polling's back-off (default 64 ns);
   // STARFRONT_FUSED_LOOKAHEAD=0: factor() without its look-ahead;
@@ -439,7 +441,17 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     const char* e = std::getenv("STARFRONT_FUSED_OVERLAP");
     return !(e && std::string(e) == "0");
   }();
+  // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
+  // trailing-update columns (FusedLaunch::large_threads / large_cols).
+  static const std::pair<int, int> large = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_LARGE");
+    int t = kFusedLargeThreads, c = kTrailColsLarge;
+    if (e && *e && std::sscanf(e, "%dx%d", &t, &c) != 2) t = kFusedLargeThreads, c = kTrailColsLarge;
+    return std::make_pair(t, c);
+  }();
   p.early = early;
+  p.large_threads = large.first;
+  p.large_cols = large.second;
   p.lookahead = lookahead;
   p.overlap_launches = overlap;
   p.poll_sleep_ns = poll_sleep_ns;

@@ -135,6 +135,56 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
   }
 }
 
+/// A fused subtree whose largest front exceeds the kernel's shared memory
+/// (fused_subtree_shared_max_order: 238 on an H200) stays on the CPU
+/// workers when there are any: bcsstk13 with subtrees cut only above order
+/// 1000 (every subtree task holds a front of order > 238), 1 CPU + 1 CUDA
+/// worker under `eager` (whichever worker is idle takes a ready task, so
+/// without the rule the CUDA worker would take some of them), 10
+/// factorisations: no subtree task runs on the GPU, and the factor equals
+/// the sequential executor's. With CUDA-only fronts (START_GPU_ONLY_RUNTIME,
+/// FactorEqualsCpuOnRandomAndRealSpd) the same tasks do run there.
+TEST(CudaFused, SubtreesWithFrontsBeyondSharedMemoryStayOnCpuWorkers) {
+  if (!cuda_codelets_built()) {
+    if (gpu_required()) FAIL() << "CUDA codelets not built";
+    GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
+  }
+  std::unique_ptr<StarpuRuntime> rt;
+  const Status started = StarpuRuntime::start(RuntimeOptions{1, 1, "eager"}, rt);
+  if (!started.ok()) {
+    if (gpu_required()) FAIL() << started.message;
+    GTEST_SKIP() << "no CUDA device (" << started.message << ")";
+  }
+  const int fit = fused_subtree_shared_max_order();
+  EXPECT_GE(fit, 100);  // 48 KiB at least: order 109
+  EXPECT_LE(fit, 2000);
+  CscMatrix A;
+  ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "bcsstk13.mtx").string(), A).ok());
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(3, 1000)).ok());
+  FusedSubtreeIndex X;
+  ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok());
+  long long nsub = 0, oversized = 0;
+  for (std::size_t t = 0; t < solver.graph().tasks.size(); ++t)
+    if (solver.graph().tasks[t].kind == TaskKind::subtree) {
+      ++nsub;
+      oversized += X.task[t].max_order > fit ? 1 : 0;
+    }
+  ASSERT_GT(nsub, 0);
+  ASSERT_EQ(oversized, nsub) << "the test needs every subtree task to hold a front beyond " << fit;
+  ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  const std::vector<double> ref = solver.factor().Lx;
+  const long long ran0 = cuda_task_executions(TaskKind::subtree);
+  for (int rep = 0; rep < 10; ++rep) {
+    const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
+    ASSERT_TRUE(st.ok()) << st.message;
+    EXPECT_LE(frobenius_rel(solver.factor().Lx, ref), 1e-13) << rep;
+  }
+  EXPECT_EQ(cuda_task_executions(TaskKind::subtree) - ran0, 0);
+  std::printf("[ bcsstk13, subtrees cut above 1000: %lld subtree tasks, largest order held in shared memory %d ]\n",
+              nsub, fit);
+}
+
 /// A negative diagonal entry at the last pivot of a front inside a fused
 /// subtree (several places), and a tiny positive pivot that only the
 /// relative test refuses: the GPU run reports the sequential (CPU) run's

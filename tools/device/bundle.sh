@@ -66,8 +66,8 @@ for p in "${progs[@]}"; do ldd "$p"; done | awk '$3 ~ /^\// {print $3}' | sort -
   while read -r lib; do cp -L "$lib" "$out/bundle/lib/"; done
 strip --strip-unneeded "$out/bundle/lib/"libstarpu* "$out/bundle/bin/"* 2>/dev/null || true
 cp -r "$root/../shared/data/spd" "$root/../shared/data/kkt" "$out/bundle/data/"
-cp "$root"/tools/device/run-*.sh "$out/bundle/"
-cp "$root"/tools/device/run-*.sh "$out/"  # runnable beside the bundle, whatever checkout travels
+cp "$root"/tools/device/run-*.sh "$root"/tools/device/common.sh "$out/bundle/"
+cp "$root"/tools/device/run-*.sh "$root"/tools/device/common.sh "$out/"  # runnable beside the bundle, whatever checkout travels
 tar -C "$out" -cJf "$out/bundle.tar.xz" bundle
 rm -rf "$out/bundle"
 du -h "$out/bundle.tar.xz"

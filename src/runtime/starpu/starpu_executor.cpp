@@ -312,6 +312,16 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // (RuntimeOptions::fronts_on_cuda_only forces both).
   const char* fog_env = std::getenv("STARFRONT_FRONT_TASKS_ON_GPU");
   const bool fronts_on_gpu = fog_env && std::string(fog_env) == "1" && starpu_cuda_worker_get_count() > 0;
+  // A fused subtree whose largest front does not fit in the GPU kernel's
+  // shared memory (the graphs of gpu_graph_options with subtrees cut above
+  // order 239, e.g. the 3D Laplacians' 600) would run that front through the
+  // kernel's global-memory path, its slow fallback (one block per front):
+  // such tasks stay on CPU workers when there are any and the codelet may
+  // run there (not with RuntimeOptions::fronts_on_cuda_only).
+  const idx_t fused_fit = gpu_fused && starpu_cpu_worker_get_count() > 0 &&
+                                  (task_codelet(TaskKind::subtree)->where & STARPU_CPU)
+                              ? fused_subtree_shared_max_order()
+                              : -1;
   idx_t max_buffers = 0;
   for (const Task& t : G.tasks) max_buffers = std::max(max_buffers, t.acc_end - t.acc_begin);
   reserve_codelet_buffers(max_buffers + 5);
@@ -368,6 +378,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
                                    ? STARPU_CPU
                                    : task_codelet(task.kind)->where;
     if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
+    if (subtree && fused_fit >= 0 && run->gpu->fused.task[t].max_order > fused_fit) where = STARPU_CPU;
     const int ret = starpu_task_insert(
         task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
         static_cast<int>(descr.size()),

@@ -11,6 +11,7 @@
 
 #ifdef STARFRONT_HAVE_CUDA
 #include "cuda/fused_subtree_index.hpp"
+#include "cuda/fused_subtree_kernel.hpp"
 #include "cuda/task_kernels_cuda.hpp"
 #endif
 
@@ -159,6 +160,14 @@ double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s) {
 double estimate_seconds_cuda_ldlt_front(const FrontPlan& P, idx_t s) {
   const double m = static_cast<double>(P.front_order(s)), k = static_cast<double>(P.ncols(s));
   return 300e-6 + m * k * k / 1.5e9 + (m - k) * (m - k) * k / 5e12;
+}
+
+int fused_subtree_shared_max_order() {
+#ifdef STARFRONT_HAVE_CUDA
+  return fused_shared_max_order();
+#else
+  return 0;
+#endif
 }
 
 GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n) {

@@ -144,6 +144,11 @@ void free_gpu_pivot_slots(GpuPivotSlot* slots);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
+
+/// Largest front order that the fused GPU subtree kernel holds in shared
+/// memory on every CUDA device (fused_subtree_kernel.hpp:
+/// fused_shared_max_order; 239 on an H200); 0 without CUDA or devices.
+int fused_subtree_shared_max_order();
 /// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
 long long cuda_task_executions(TaskKind k);
 /// Fused subtree kernel launches since the process started (0 without CUDA).
