@@ -39,14 +39,7 @@ if [ "${1:-}" = --lap100 ]; then
   # subtrees with fronts beyond the kernel's shared memory kept on CPU
   # workers) against old, each with a task log summarised by
   # bench/task_log_summary.py: tests.txt, lap100.md, log-*.csv.
-  {
-    for t in test_cuda_fused test_cuda_factorize test_cuda_front; do
-      echo "### $t"
-      STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/$t" 2>&1 |
-        grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual|bcsstk13, subtrees"
-      echo "exit ${PIPESTATUS[0]}"
-    done
-  } 2>&1 | tee "$out/tests.txt"
+  gpu_tests -e "bcsstk13, subtrees" test_cuda_fused test_cuda_factorize test_cuda_front 2>&1 | tee "$out/tests.txt"
   q=(--ncpu 16 --no-cpu --no-cholmod --no-cusolversp --gpu-graph --tiles-on-gpu-only)
   {
     for v in new new old; do
@@ -63,19 +56,14 @@ if [ "${1:-}" = --lap100 ]; then
   } 2>&1 | tee "$out/lap100.md"
   exit 0
 fi
-grid="$b/data/spd/activsg2000_hykkt_10.mtx $b/data/spd/opf_case10000_goc_kkt.mtx"
+grid=("$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx")
 {
-  for t in test_cuda_fused test_fused_subtree_index test_cuda_factorize; do
-    echo "### $t"
-    STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/$t" 2>&1 |
-      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual"
-    echo "exit ${PIPESTATUS[0]}"
-  done
+  gpu_tests test_cuda_fused test_fused_subtree_index test_cuda_factorize
   for v in STARFRONT_FUSED_LARGE=512x2 STARFRONT_FUSED_EARLY=0; do
-    echo "### $v test_cuda_fused"
-    env "$v" STARFRONT_REQUIRE_GPU=1 timeout 90 "$b/bin/test_cuda_fused" 2>&1 |
-      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure"
-    echo "exit ${PIPESTATUS[0]}"
+    echo "### with $v:"
+    export "${v?}"
+    gpu_tests test_cuda_fused
+    unset "${v%%=*}"
   done
 } 2>&1 | tee "$out/tests.txt"
 q=(--fused --repeat 30 --ncpu 16 --no-cholmod --no-cusolversp)
@@ -86,7 +74,7 @@ variants="old STARFRONT_FUSED_LARGE=512x2 STARFRONT_FUSED_EARLY=0"
       g=$b/bin/gpu_bench e=$v
       [ "$v" = old ] && g=$old e=STARFRONT_OLD=1
       echo "### round $round $v: gpu_bench ${q[*]} (power-grid matrices)"
-      env "$e" timeout 40 "$g" "${q[@]}" $grid 2>&1 | grep -E "^\| (activsg|opf)|gpu_bench: .*(fused GPU|error|fail)"
+      env "$e" timeout 40 "$g" "${q[@]}" "${grid[@]}" 2>&1 | grep -E "^\| (activsg|opf)|gpu_bench: .*(fused GPU|error|fail)"
     done
   done
 } 2>&1 | tee "$out/ab.md"
@@ -96,7 +84,7 @@ variants="old STARFRONT_FUSED_LARGE=512x2 STARFRONT_FUSED_EARLY=0"
     [ "$v" = old ] && g=$old e=STARFRONT_OLD=1
     echo "### $v: STARFRONT_FUSED_TRACE=1 gpu_bench --fused --repeat 3 --ncpu 16 (power-grid matrices)"
     env "$e" STARFRONT_FUSED_TRACE=1 timeout 40 "$g" --fused --repeat 3 --ncpu 16 --no-cholmod \
-      --no-cusolversp $grid 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU"
+      --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU"
   done
 } 2>&1 | tee "$out/trace.txt"
 timeout 120 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu 16 "$b"/data/spd/*.mtx lap2d:300 2>&1 |

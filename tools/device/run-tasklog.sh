@@ -23,25 +23,12 @@
 # ab-lap60.md (lap3d 60^3 7- and 27-point, 1 GPU, 1 / 2 / 4 CUDA workers per
 # GPU, dmda and dmdas), with task logs log-ab-*.csv of the new runs.
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-work=/tmp/starfront-tl
-rm -rf "$work" && mkdir -p "$work" && tar -C "$work" -xJf "$here/bundle.tar.xz" || exit 1
-b=$work/bundle
-out=${OUT:-/tmp}
-export LD_LIBRARY_PATH=$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TEST_DATA_DIR=$b/data
-{ date -u; nvidia-smi -L; nproc; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 | tee "$out/env.txt"
+# shellcheck source=tools/device/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-tl
 mode=${1:-check}
 tests=(test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt)
 [ "$mode" = ab ] && tests=(test_cuda_front test_cuda_fused test_cuda_ldlt)
-{
-  for t in "${tests[@]}"; do
-    echo "### $t"
-    STARFRONT_REQUIRE_GPU=1 timeout 60 "$b/bin/$t" 2>&1 |
-      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual"
-    echo "exit ${PIPESTATUS[0]}"
-  done
-} 2>&1 | tee "$out/tests.txt"
+gpu_tests "${tests[@]}" 2>&1 | tee "$out/tests.txt"
 if [ "$mode" = ab ]; then
   old=$here/gpu_bench_old
   grid=("$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx")
