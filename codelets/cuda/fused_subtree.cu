@@ -439,7 +439,8 @@ __device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int
 /// overlaps the update instead of following it. Two block barriers per
 /// block of columns. Every entry gets the same sums in the same order as
 /// without the look-ahead (fused_subtree_index.cpp's emulation does the same
-/// arithmetic). Returns the failing local column (or -1) and its pivot, to
+/// sums, with 1/sqrt where the kernel has rsqrt: equal to rounding, not to
+/// the bit). Returns the failing local column (or -1) and its pivot, to
 /// every thread; *ratio: thread 0's min l²/|a_jj| over columns with a_jj !=
 /// 0. Without p.lookahead (measurement knob) step (1) follows step (3) as
 /// a separate phase (three barriers per block).
@@ -540,7 +541,10 @@ __device__ void finish_front(const FusedLaunch& p, const FusedFront& f, int q, c
   if (kPacked) {
     // L: zeros above the diagonal, as the CPU leaves them. The shared
     // memory it is read from is not reused before the kernel's loop
-    // passes a block barrier.
+    // passes a block barrier. These writes are after the flag, so no
+    // front's completion orders them: the task's cudaStreamSynchronize
+    // (task_kernels_cuda.cpp), which waits for both launches whatever the
+    // programmatic overlap, is what makes L complete before anyone reads it.
     for (int c = warp; c < k; c += kWarps) {
       const double* src = v.col(c);
       double* dst = L + static_cast<long long>(c) * m;

@@ -471,6 +471,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
     return;
   g_fused_launches += launches;
+  // The stream synchronisation also completes the fronts' L write-outs,
+  // which follow their completion flags (fused_subtree.cu: finish_front).
   if (!cuda_ok(cudaMemcpyAsync(w.host_status, w.fused_status, sizeof(FusedStatus), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx) ||
       !cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx))

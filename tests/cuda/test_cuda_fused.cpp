@@ -104,7 +104,7 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
   for (const NamedMatrix& m : all_matrices()) {
     for (int variant = 0; variant < 3; ++variant) {
       // 0: GPU graph; 1: default graph; 2 (bcsstk13 only): fronts up to order
-      // 1000 fused, so that the kernel's global-memory path runs (order > 238).
+      // 1000 fused, so that the kernel's global-memory path runs (order > 239).
       if (variant == 2 && m.name != "bcsstk13.mtx") continue;
       const std::string name =
           m.name + (variant == 0 ? " (GPU graph)" : variant == 1 ? " (default graph)" : " (fronts up to 1000 fused)");
@@ -136,9 +136,9 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
 }
 
 /// A fused subtree whose largest front exceeds the kernel's shared memory
-/// (fused_subtree_shared_max_order: 238 on an H200) stays on the CPU
+/// (fused_subtree_shared_max_order: 239 on an H200) stays on the CPU
 /// workers when there are any: bcsstk13 with subtrees cut only above order
-/// 1000 (every subtree task holds a front of order > 238), 1 CPU + 1 CUDA
+/// 1000 (every subtree task holds a front of order > 239), 1 CPU + 1 CUDA
 /// worker under `eager` (whichever worker is idle takes a ready task, so
 /// without the rule the CUDA worker would take some of them), 10
 /// factorisations: no subtree task runs on the GPU, and the factor equals
