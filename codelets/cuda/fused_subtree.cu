@@ -626,6 +626,20 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
   }
 }
 
+/// Dynamic shared memory (bytes) a block of `kernel` may have on device
+/// `dev`: the opt-in maximum less the kernel's static shared memory. The
+/// launch (launch_part) and fused_shared_max_order() both size by it.
+cudaError_t dynamic_smem_cap(const void* kernel, int dev, long long* cap) {
+  int optin = 0;
+  cudaFuncAttributes attr{};
+  cudaError_t e = cudaSuccess;
+  if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+      (e = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess)
+    return e;
+  *cap = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+  return cudaSuccess;
+}
+
 /// One launch of tickets [t0, t1) with blocks of kThreads threads and room
 /// for a front of order `order` in shared memory when it fits. The device's
 /// attributes, the kernel's shared-memory limit and the occupancy are
@@ -651,13 +665,9 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
   Shape local;
   Shape& sh = dev >= 0 && dev < kMaxDevices ? cache[dev] : local;
   if (!sh.known) {
-    int optin = 0;
-    cudaFuncAttributes attr{};
     if ((e = cudaDeviceGetAttribute(&sh.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
-        (e = cudaFuncGetAttributes(&attr, kernel)) != cudaSuccess)
+        (e = dynamic_smem_cap(reinterpret_cast<const void*>(kernel), dev, &sh.cap)) != cudaSuccess)
       return e;
-    sh.cap = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
     sh.known = true;
   }
   const long long want = static_cast<long long>(order) * (order + 1) / 2 * 8;
@@ -690,14 +700,11 @@ int fused_shared_max_order() {
   static const int order = [] {
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) return 0;
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, fused_subtree_kernel<kFusedLargeThreads, kTrailColsLarge>) != cudaSuccess)
-      return 0;
+    const auto* kernel = reinterpret_cast<const void*>(fused_subtree_kernel<kFusedLargeThreads, kTrailColsLarge>);
     long long cap = -1;  // bytes of dynamic shared memory, the smallest over the devices
     for (int d = 0; d < ndev; ++d) {
-      int optin = 0;
-      if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess) return 0;
-      const long long c = static_cast<long long>(optin) - static_cast<long long>(attr.sharedSizeBytes);
+      long long c = 0;
+      if (dynamic_smem_cap(kernel, d, &c) != cudaSuccess) return 0;
       if (cap < 0 || c < cap) cap = c;
     }
     int m = 0;
