@@ -12,7 +12,8 @@
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
-//                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots] INPUT...
+//                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
+//                  [--watchdog S] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -38,6 +39,9 @@
 //   STARPU_NWORKER_PER_CUDA=S gives each GPU S CUDA workers (streams);
 //   STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every untiled front task on the
 //   GPUs (fused subtrees still go where dmda puts them).
+//   --watchdog S: a factorisation in which no task completes for S seconds
+//   is cancelled and reported with the tasks still running
+//   (FactorOptions::watchdog_seconds; default 0: wait for ever).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
 //   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
 //   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
@@ -234,11 +238,11 @@ struct Input {
 
 /// Factorises `repeat` times after a warm-up on the running StarPU; median
 /// seconds and the backward error of A x = A·1 (negative time on failure).
-double time_starpu(Input& in, Solver& solver, int repeat, double& berr) {
+double time_starpu(Input& in, Solver& solver, int repeat, double& berr, const FactorOptions& fo) {
   std::vector<double> t;
   std::array<std::vector<double>, 4> ph;  // setup, submit, execute, writeback (FactorStats::phases)
   for (int k = 0; k <= repeat; ++k) {
-    if (Status st = solver.factorize(in.A, FactorOptions{}, Executor::starpu); !st.ok()) {
+    if (Status st = solver.factorize(in.A, fo, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
       return -1.0;
     }
@@ -439,6 +443,7 @@ int main(int argc, char** argv) {
   idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
+  FactorOptions fo;  // --watchdog
   int cholmod_threads = 0;  // 0: ncpu
   std::string sched = "dmda";
   GraphOptions go;
@@ -462,6 +467,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
     else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
     else if (!std::strcmp(argv[a], "--fused")) fused = true;
+    else if (!std::strcmp(argv[a], "--watchdog") && a + 1 < argc) fo.watchdog_seconds = std::atof(argv[++a]);
     else names.push_back(argv[a]);
   }
   if (ncuda < 1 || ncpu < ncuda + 1) {
@@ -513,7 +519,7 @@ int main(int argc, char** argv) {
       const long long before = gpu_tile_tasks();
       std::array<long long, kTaskKinds> kinds0{};
       for (int k = 0; k < kTaskKinds; ++k) kinds0[k] = cuda_task_executions(static_cast<TaskKind>(k));
-      in.t_gpu = time_starpu(in, *in.solver, repeat, in.berr_gpu);
+      in.t_gpu = time_starpu(in, *in.solver, repeat, in.berr_gpu, fo);
       in.gpu_tasks = (gpu_tile_tasks() - before) / (repeat + 1);
       for (int k = 0; k < kTaskKinds; ++k)
         in.on_gpu[k] = (cuda_task_executions(static_cast<TaskKind>(k)) - kinds0[k]) / (repeat + 1);
@@ -538,7 +544,7 @@ int main(int argc, char** argv) {
         }
         cs = &cpu_solver;
       }
-      in.t_cpu = time_starpu(in, *cs, repeat, in.berr_cpu);
+      in.t_cpu = time_starpu(in, *cs, repeat, in.berr_cpu, fo);
       std::fprintf(stderr, "gpu_bench: %s CPU %.4f s\n", in.name.c_str(), in.t_cpu);
     }
   }

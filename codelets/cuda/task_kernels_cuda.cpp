@@ -23,6 +23,7 @@
 
 #include "cuda/assembly_kernels.hpp"
 #include "cuda/fused_subtree_kernel.hpp"
+#include "cuda/gpu_blas.hpp"
 #include "cuda/front_ldlt_kernels.hpp"
 #include "cuda/pivot_check.hpp"
 #include "runtime/starpu/task_codelets.hpp"
@@ -266,13 +267,12 @@ cublasHandle_t local_cublas(const TaskGraph& G, const Task& t, FactorContext& ct
 void trsm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
   const Block& d = block_of(G, t, 0);
   const Block& x = block_of(G, t, 1);
-  const double one = 1.0;
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
-  cublas_ok(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT,
-                        static_cast<int>(x.rows), static_cast<int>(x.cols), &one, ptr_of(buffers[0]),
-                        ld_of(d, buffers[0]), ptr_of(buffers[1]), ld_of(x, buffers[1])),
-            "cublasDtrsm", G, t, ctx);
+  cublas_ok(gpu_trsm_right_lower_trans(h, static_cast<int>(x.rows), static_cast<int>(x.cols), ptr_of(buffers[0]),
+                                       ld_of(d, buffers[0]), ptr_of(buffers[1]), ld_of(x, buffers[1]),
+                                       gpu_trsm_options()),
+            "gpu_trsm_right_lower_trans", G, t, ctx);
 }
 
 void syrk(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
@@ -591,8 +591,9 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     (the CPU's relative pivot test); a block that fails is factorised
 ///     again on the host from the copy by potrf_tile_cpu, so that the error
 ///     names the CPU's column and pivot;
-///  3. cublasDtrsm L21 := L21·L11⁻ᵀ and cublasDsyrk CB −= L21·L21ᵀ (lower),
-///     queued on the stream without waiting (STARPU_CUDA_ASYNC).
+///  3. L21 := L21·L11⁻ᵀ (gpu_trsm_right_lower_trans: most flops in DGEMM)
+///     and cublasDsyrk CB −= L21·L21ᵀ (lower), queued on the stream without
+///     waiting (STARPU_CUDA_ASYNC).
 void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot) {
   const FrontPlan& P = *G.plan;
   const Task& t = G.tasks[ti];
@@ -671,9 +672,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     cublasHandle_t h = local_cublas(G, t, ctx);
     if (!h) return;
     const double one = 1.0, minus_one = -1.0;
-    if (!cublas_ok(cublasDtrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, imc,
-                               ik, &one, L, im, L + k, im),
-                   "cublasDtrsm", G, t, ctx) ||
+    if (!cublas_ok(gpu_trsm_right_lower_trans(h, imc, ik, L, im, L + k, im, gpu_trsm_options()),
+                   "gpu_trsm_right_lower_trans", G, t, ctx) ||
         !cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
                    "cublasDsyrk", G, t, ctx))
       return;

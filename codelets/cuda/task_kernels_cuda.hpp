@@ -1,7 +1,8 @@
 // CUDA implementations of the task kinds of the task graph (POTRF,
 // TRSM, SYRK, GEMM: cuSOLVER and cuBLAS on StarPU's per-worker stream and
-// handles; assemble and extend_add of tiled fronts: assembly_kernels.cu),
-// as the cuda_funcs of the StarPU codelets (task_codelets.cpp).
+// handles, TRSM split so that most of its flops run in DGEMM: gpu_blas.hpp;
+// assemble and extend_add of tiled fronts: assembly_kernels.cu), as the
+// cuda_funcs of the StarPU codelets (task_codelets.cpp).
 // Built only with STARFRONT_HAVE_CUDA; part of the StarPU library target.
 #pragma once
 
@@ -44,8 +45,8 @@ bool has_cuda_impl(TaskKind k);
 ///    (pivot_check.hpp) into the task's slot, without synchronising; without,
 ///    one stream synchronisation for the info flag and the diagonal, tested
 ///    on the host (a failing block is recomputed on the host so that the
-///    error names the CPU's column and pivot); then cuBLAS DTRSM and DSYRK
-///    queued;
+///    error names the CPU's column and pivot); then TRSM (gpu_blas.hpp)
+///    and cuBLAS DSYRK queued;
 ///  - LDLᵀ: factorises its panel with the CPU's pivot decisions,
 ///    synchronises the stream once to bring pivots, D and counts to the host
 ///    (ctx.ldlt), then queues the CB update.

@@ -192,10 +192,14 @@ std::vector<double> factor_with(const TaskGraph& G, const CscMatrix& A, std::uin
 /// Every real SPD matrix: fused + tiled graphs (small tiles so that tiling
 /// happens) give the factor of the one-task-per-front graph to 1e-13
 /// normwise (max |ΔL| / max |L|; the factors share one layout), and a
-/// backward error <= 1e-14. Exception: the two condensed KKT matrices, whose
+/// backward error <= 1e-14. Exceptions: the two condensed KKT matrices, whose
 /// diagonals span 1..9e10 and 6e5..1.6e15: a different summation order (tiles)
 /// moves their factors by up to κ(A)·ε (measured: 2e-12 and 1.2e-10), so they
-/// are held to 1e-9 normwise there and to the same backward error.
+/// are held to 1e-9 normwise there and to the same backward error; and
+/// bcsstk13 (κ₁ = 4.6e10, LAPACK dpocon on the dense matrix), held to 1e-12:
+/// its difference depends on the BLAS kernels' own summation order, 1.2e-13
+/// with OpenBLAS's kernels on an AMD EPYC build machine, below 1e-13 on the
+/// Intel one of earlier sessions. The other matrices have κ₁ ≤ 1.3e7.
 TEST(TaskGraph, RealMatricesFusedAndTiledEqualReference) {
   const std::filesystem::path dir = std::filesystem::path(STARFRONT_DATA_DIR) / "spd";
   ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
@@ -211,7 +215,7 @@ TEST(TaskGraph, RealMatricesFusedAndTiledEqualReference) {
     ASSERT_TRUE(build_task_graph(pb.P, GraphOptions{}, D).ok());
     const std::string name = e.path().filename().string();
     const bool kkt = name.find("kkt") != std::string::npos;
-    const double tol = kkt ? 1e-9 : 1e-13;
+    const double tol = kkt ? 1e-9 : name == "bcsstk13.mtx" ? 1e-12 : 1e-13;
     const std::vector<double> L_ref = factor_with(ref, pb.A, 0);
     EXPECT_LT(rel_diff(factor_with(G, pb.A, 0), L_ref), tol) << name;
     EXPECT_LT(rel_diff(factor_with(G, pb.A, 5), L_ref), tol) << name;

@@ -1,0 +1,79 @@
+// TRSM on the GPU with its flops in matrix products: the triangular solve of
+// a front's (or a tile's) off-diagonal panel, L21 := A21·L11⁻ᵀ, after the
+// Cholesky factorisation of its diagonal block.
+//
+// Why: on the H200, cuBLAS DTRSM ran at 9.7 TFLOP/s on 2048×2048 and
+// 1.9 TFLOP/s on 1500×600, against 50 and 18 TFLOP/s for DGEMM of the same
+// flops (gpu_blas_bench, bench/README.md), and the 2048-wide tile TRSMs of
+// lap3d 100³ took 117 ms of the GPU's 497. cuBLAS already splits the
+// triangle recursively into GEMMs (the split below with cuBLAS leaves gave
+// bit-identical results in the same time); its cost is in the small
+// triangular solves at the bottom. Here the triangle is split recursively,
+//   X·Lᵀ = B,  L = [L11 0; L21 L22]:  X1 = B1·L11⁻ᵀ,  B2 −= X1·L21ᵀ (GEMM),
+//   X2 = B2·L22⁻ᵀ,
+// (the recursive blocked algorithm of Elmroth, Gustavson, Jonsson and
+// Kågström, SIAM Review 46(1), 2004) down to leaves of order ≤ 64, and a
+// leaf is solved by this file's kernel: one thread per row of B, the row in
+// registers, the leaf triangle in shared memory, the column-oriented
+// forward substitution with no barrier. The arithmetic of a leaf is the
+// textbook substitution's (Golub and Van Loan, "Matrix Computations", 4th
+// ed., §3.1) with the division by L(k,k) done as a product with its
+// reciprocal, so the method is as stable as a blocked DTRSM; results differ
+// from cuBLAS's at rounding level (3e-16 relative in gpu_blas_bench).
+// Measured: 1.05× cuBLAS on 2048×2048, 1.2–1.3× on 1500×600 to 5000×2500,
+// 0.93–0.97× on 800×300 and 2000×128; tile TRSMs of lap3d 100³ 117 → 92 ms.
+// Tried and not kept (slower than cuBLAS): leaves inverted by cuBLAS
+// (TRSM on the identity) then multiplied by TRMM or GEMM; a leaf kernel
+// with a 64-row panel in shared memory and one barrier per column.
+//
+// Everything is queued on the cuBLAS handle's stream; nothing synchronises
+// and no memory is allocated. Column major, leading dimensions in elements,
+// int sizes as cuBLAS takes them.
+#pragma once
+
+#include <cublas_v2.h>
+
+#include <cstddef>
+
+namespace starfront {
+
+/// How a leaf (a diagonal block of order ≤ the leaf order) of
+/// gpu_trsm_right_lower_trans is solved.
+enum class TrsmLeaf {
+  cublas,  ///< cublasDtrsm as is
+  kernel,  ///< this file's shared-memory kernel (leaf order ≤ kTrsmKernelLeafMax)
+};
+
+/// Largest leaf order of TrsmLeaf::kernel (a row of the leaf in a thread's
+/// registers, the leaf's triangle in 32 KiB of shared memory).
+constexpr int kTrsmKernelLeafMax = 64;
+
+/// The recursion's settings: leaf order (≤ 0: no split) and leaf method;
+/// with TrsmLeaf::kernel the leaf order is taken as min(leaf,
+/// kTrsmKernelLeafMax), and ≤ 0 as kTrsmKernelLeafMax. Defaults measured on
+/// the H200 (gpu_blas_bench, bench/README.md); STARFRONT_GPU_TRSM_LEAF (an
+/// integer ≥ 0) and STARFRONT_GPU_TRSM_METHOD (cublas or kernel), read
+/// once, override them for measurements; anything else keeps the default.
+struct GpuTrsmOptions {
+  int leaf = 64;
+  TrsmLeaf method = TrsmLeaf::kernel;
+};
+
+/// The options in force: the defaults above or the environment's, read on
+/// the first call (thread-safe).
+const GpuTrsmOptions& gpu_trsm_options();
+
+/// B := B·L⁻ᵀ on the GPU: L n×n lower triangular with a non-unit diagonal
+/// (only its lower triangle is read), B m×n, overwritten with X (rows ≥ m
+/// of its leading dimension are neither read nor written). The triangle is
+/// split at a multiple of 64 near its middle until its order is ≤ the leaf
+/// order; leaves as o.method says. Returns the first failing status, after
+/// which nothing more is queued: a cuBLAS status, or
+/// CUBLAS_STATUS_EXECUTION_FAILED when the leaf kernel could not be
+/// launched (cudaGetLastError was read, and so cleared). m = 0 or n = 0
+/// queues nothing. Preconditions as cublasDtrsm (ldl ≥ n, ldb ≥ m, device
+/// pointers, L and B not overlapping).
+cublasStatus_t gpu_trsm_right_lower_trans(cublasHandle_t h, int m, int n, const double* L, int ldl, double* B,
+                                          int ldb, const GpuTrsmOptions& o);
+
+}  // namespace starfront

@@ -1,0 +1,154 @@
+// The GPU TRSM of codelets/cuda/gpu_blas.hpp (recursive split, leaves by
+// cuBLAS or by the shared-memory leaf kernel) against OpenBLAS's DTRSM on
+// the host: seeded random operands (a well-conditioned lower triangle),
+// shapes with and without splits, partial 64-row panels, leaf orders from 1
+// to the kernel's largest and beyond it (clamped), leading dimensions larger
+// than the rows (the padding and the strictly upper triangle must be
+// neither read nor written: they hold a sentinel or NaN).
+// Relative Frobenius error ≤ 1e-13. Skipped without a CUDA device (a
+// failure under STARFRONT_REQUIRE_GPU=1).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "common/cuda_test_util.hpp"
+
+#ifdef STARFRONT_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "cpu/blas.hpp"
+#include "cuda/gpu_blas.hpp"
+#endif
+
+namespace starfront {
+namespace {
+
+#ifdef STARFRONT_HAVE_CUDA
+
+/// Skips (or fails under STARFRONT_REQUIRE_GPU=1) without a CUDA device.
+#define REQUIRE_CUDA_DEVICE()                                                         \
+  do {                                                                                \
+    int n_ = 0;                                                                       \
+    if (cudaGetDeviceCount(&n_) != cudaSuccess || n_ == 0) {                          \
+      if (::starfront::testing::gpu_required()) FAIL() << "no CUDA device";           \
+      GTEST_SKIP() << "no CUDA device";                                               \
+    }                                                                                 \
+  } while (0)
+
+/// A device copy of a host array; freed with the object.
+struct DeviceArray {
+  double* p = nullptr;
+  std::size_t n = 0;
+  explicit DeviceArray(const std::vector<double>& h) : n(h.size()) {
+    EXPECT_EQ(cudaMalloc(&p, sizeof(double) * (n ? n : 1)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  std::vector<double> get() const {
+    std::vector<double> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, sizeof(double) * n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+struct Cublas {
+  cublasHandle_t h = nullptr;
+  Cublas() { EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS); }
+  ~Cublas() { cublasDestroy(h); }
+};
+
+constexpr double kSentinel = 12345.0;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// Lower triangle of order n (leading dimension ld ≥ n): unit-scale random
+/// entries below the diagonal divided by √n, diagonal in [1, 2]; NaN above
+/// the diagonal and in the padding rows (must never be read).
+std::vector<double> random_lower(int n, int ld, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0), d(1.0, 2.0);
+  std::vector<double> L(static_cast<std::size_t>(ld) * n, kNaN);
+  for (int j = 0; j < n; ++j)
+    for (int i = j; i < n; ++i) L[i + static_cast<std::size_t>(j) * ld] = i == j ? d(rng) : u(rng) / std::sqrt(n);
+  return L;
+}
+
+/// m×n random values in (-1, 1), leading dimension ld ≥ m, padding rows = sentinel.
+std::vector<double> random_dense(int m, int n, int ld, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> B(static_cast<std::size_t>(ld) * n, kSentinel);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) B[i + static_cast<std::size_t>(j) * ld] = u(rng);
+  return B;
+}
+
+/// ‖X − R‖_F / ‖R‖_F over the rows [0, m) and the columns [0, n) of arrays
+/// with leading dimension ld; +inf when X holds a NaN there.
+double rel_error(const std::vector<double>& X, const std::vector<double>& R, int m, int n, int ld) {
+  double num = 0.0, den = 0.0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      const double x = X[i + static_cast<std::size_t>(j) * ld], r = R[i + static_cast<std::size_t>(j) * ld];
+      if (std::isnan(x)) return std::numeric_limits<double>::infinity();
+      num += (x - r) * (x - r);
+      den += r * r;
+    }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct Shape {
+  int m, n, leaf;
+  TrsmLeaf method;
+};
+
+class GpuTrsm : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GpuTrsm, MatchesHostDtrsm) {
+  REQUIRE_CUDA_DEVICE();
+  const Shape sh = GetParam();
+  std::mt19937_64 rng(1000 + 7 * sh.m + 13 * sh.n + sh.leaf + 101 * static_cast<int>(sh.method));
+  const int ldl = sh.n + 3, ldb = sh.m + 5;
+  const std::vector<double> L = random_lower(sh.n, ldl, rng);
+  std::vector<double> B = random_dense(sh.m, sh.n, ldb, rng);
+  const GpuTrsmOptions o{sh.leaf, sh.method};
+  DeviceArray dL(L), dB(B);
+  Cublas c;
+  ASSERT_EQ(gpu_trsm_right_lower_trans(c.h, sh.m, sh.n, dL.p, ldl, dB.p, ldb, o), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<double> X = dB.get();
+  if (sh.m > 0 && sh.n > 0)
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, sh.m, sh.n, 1.0, L.data(), ldl,
+                B.data(), ldb);
+  EXPECT_LE(rel_error(X, B, sh.m, sh.n, ldb), 1e-13)
+      << "m " << sh.m << " n " << sh.n << " leaf " << sh.leaf << " method " << static_cast<int>(sh.method);
+  for (int j = 0; j < sh.n; ++j)
+    for (int i = sh.m; i < ldb; ++i)
+      ASSERT_EQ(X[i + static_cast<std::size_t>(j) * ldb], kSentinel) << "padding row " << i << " column " << j;
+}
+
+constexpr TrsmLeaf kCublas = TrsmLeaf::cublas, kKernel = TrsmLeaf::kernel;
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuTrsm,
+    ::testing::Values(Shape{300, 257, 64, kCublas}, Shape{300, 257, 64, kKernel}, Shape{300, 257, 0, kCublas},
+                      Shape{300, 257, 0, kKernel}, Shape{1, 200, 16, kKernel}, Shape{0, 50, 8, kKernel},
+                      Shape{64, 1, 8, kKernel}, Shape{65, 1, 128, kKernel}, Shape{70, 9, 1, kKernel},
+                      Shape{129, 128, 128, kKernel}, Shape{200, 127, 1000, kKernel}, Shape{700, 700, 100, kKernel},
+                      Shape{1000, 1500, 128, kKernel}, Shape{2100, 1100, 64, kKernel},
+                      Shape{2100, 1100, 128, kCublas}, Shape{5000, 300, 128, kKernel}));
+
+#else
+
+TEST(GpuTrsm, NeedsCudaCodelets) {
+  if (testing::gpu_required()) FAIL() << "CUDA codelets not built";
+  GTEST_SKIP() << "CUDA codelets not built";
+}
+
+#endif
+
+}  // namespace
+}  // namespace starfront
