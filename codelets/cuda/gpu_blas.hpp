@@ -51,9 +51,10 @@ constexpr int kTrsmKernelLeafMax = 64;
 /// The recursion's settings: leaf order (≤ 0: no split) and leaf method;
 /// with TrsmLeaf::kernel the leaf order is taken as min(leaf,
 /// kTrsmKernelLeafMax), and ≤ 0 as kTrsmKernelLeafMax. Defaults measured on
-/// the H200 (gpu_blas_bench, bench/README.md); STARFRONT_GPU_TRSM_LEAF (an
-/// integer ≥ 0) and STARFRONT_GPU_TRSM_METHOD (cublas or kernel), read
-/// once, override them for measurements; anything else keeps the default.
+/// the H200 (gpu_blas_bench, bench/README.md); STARFRONT_GPU_TRSM_LEAF (a
+/// decimal integer ≥ 0, as strtol reads it) and STARFRONT_GPU_TRSM_METHOD
+/// (cublas or kernel), read once, override them for measurements; anything
+/// else keeps the default.
 struct GpuTrsmOptions {
   int leaf = 64;
   TrsmLeaf method = TrsmLeaf::kernel;
@@ -66,13 +67,16 @@ const GpuTrsmOptions& gpu_trsm_options();
 /// B := B·L⁻ᵀ on the GPU: L n×n lower triangular with a non-unit diagonal
 /// (only its lower triangle is read), B m×n, overwritten with X (rows ≥ m
 /// of its leading dimension are neither read nor written). The triangle is
-/// split at a multiple of 64 near its middle until its order is ≤ the leaf
-/// order; leaves as o.method says. Returns the first failing status, after
-/// which nothing more is queued: a cuBLAS status, or
-/// CUBLAS_STATUS_EXECUTION_FAILED when the leaf kernel could not be
-/// launched (cudaGetLastError was read, and so cleared). m = 0 or n = 0
-/// queues nothing. Preconditions as cublasDtrsm (ldl ≥ n, ldb ≥ m, device
-/// pointers, L and B not overlapping).
+/// split near its middle (at a multiple of 64 when n ≥ 128, in halves
+/// below) until its order is ≤ the leaf order; leaves as o.method says.
+/// Returns the first failing status, after which nothing more is queued: a
+/// cuBLAS status, or CUBLAS_STATUS_EXECUTION_FAILED when cudaGetLastError
+/// reports an error after the leaf kernel's launch (it is read, and so
+/// cleared; an error left by earlier work of the thread reads the same).
+/// m ≤ 0 or n ≤ 0 queues nothing and returns success. Preconditions, not
+/// checked by the leaf kernel: ldl ≥ n, ldb ≥ m, device pointers, L and B
+/// sharing no element (B may lie beside L in one array, as a front's
+/// off-diagonal block does), the handle in host pointer mode.
 cublasStatus_t gpu_trsm_right_lower_trans(cublasHandle_t h, int m, int n, const double* L, int ldl, double* B,
                                           int ldb, const GpuTrsmOptions& o);
 

@@ -3,13 +3,16 @@
 // the host: seeded random operands (a well-conditioned lower triangle),
 // shapes with and without splits, partial 64-row panels, leaf orders from 1
 // to the kernel's largest and beyond it (clamped), leading dimensions larger
-// than the rows (the padding and the strictly upper triangle must be
-// neither read nor written: they hold a sentinel or NaN).
+// than the rows: the padding rows of B and a column after its last hold a
+// sentinel that must stay, L must stay as it was (its strictly upper
+// triangle and padding hold NaN, which would spread into X if they entered
+// the arithmetic).
 // Relative Frobenius error ≤ 1e-13. Skipped without a CUDA device (a
 // failure under STARFRONT_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -114,12 +117,17 @@ TEST_P(GpuTrsm, MatchesHostDtrsm) {
   const int ldl = sh.n + 3, ldb = sh.m + 5;
   const std::vector<double> L = random_lower(sh.n, ldl, rng);
   std::vector<double> B = random_dense(sh.m, sh.n, ldb, rng);
+  B.resize(B.size() + static_cast<std::size_t>(ldb), kSentinel);  // a column after the n of B: never touched
   const GpuTrsmOptions o{sh.leaf, sh.method};
   DeviceArray dL(L), dB(B);
   Cublas c;
   ASSERT_EQ(gpu_trsm_right_lower_trans(c.h, sh.m, sh.n, dL.p, ldl, dB.p, ldb, o), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<double> X = dB.get();
+  const std::vector<double> L_after = dL.get();
+  EXPECT_EQ(std::memcmp(L_after.data(), L.data(), sizeof(double) * L.size()), 0) << "L was written";
+  for (int i = 0; i < ldb; ++i)
+    ASSERT_EQ(X[i + static_cast<std::size_t>(sh.n) * ldb], kSentinel) << "column " << sh.n << " row " << i;
   if (sh.m > 0 && sh.n > 0)
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, sh.m, sh.n, 1.0, L.data(), ldl,
                 B.data(), ldb);
@@ -136,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, GpuTrsm,
     ::testing::Values(Shape{300, 257, 64, kCublas}, Shape{300, 257, 64, kKernel}, Shape{300, 257, 0, kCublas},
                       Shape{300, 257, 0, kKernel}, Shape{1, 200, 16, kKernel}, Shape{0, 50, 8, kKernel},
-                      Shape{64, 1, 8, kKernel}, Shape{65, 1, 128, kKernel}, Shape{70, 9, 1, kKernel},
+                      Shape{64, 1, 8, kKernel}, Shape{65, 100, 128, kKernel}, Shape{70, 9, 1, kKernel},
                       Shape{129, 128, 128, kKernel}, Shape{200, 127, 1000, kKernel}, Shape{700, 700, 100, kKernel},
                       Shape{1000, 1500, 128, kKernel}, Shape{2100, 1100, 64, kKernel},
                       Shape{2100, 1100, 128, kCublas}, Shape{5000, 300, 128, kKernel}));
