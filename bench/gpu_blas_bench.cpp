@@ -1,9 +1,8 @@
 // gpu_blas_bench: the triangular solve of a front's panel on one GPU,
 // B := B·L⁻ᵀ (B m×n, L n×n lower), cuBLAS DTRSM as is against
 // gpu_trsm_right_lower_trans (codelets/cuda/gpu_blas.hpp: recursive split,
-// leaves by cuBLAS or by the shared-memory leaf kernel), in one process on
-// the same operands, with cuBLAS DSYRK of the
-// CB update (order m, rank n) and DGEMM of the TRSM's flops for scale. Per
+// leaves by cuBLAS or by the register leaf kernel), in one process on the
+// same operands, with cuBLAS DSYRK of the CB update (order m, rank n) and DGEMM of the TRSM's flops for scale. Per
 // shape: median seconds of --repeat runs after a warm-up (CUDA events around
 // the calls, operands restored from a copy before each run, untimed),
 // TFLOP/s (TRSM m·n², SYRK m²·n, GEMM 2·m·n·(n/2)), the ratio cuBLAS /
@@ -27,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "cuda/gpu_blas.hpp"
 
 using namespace starfront;
@@ -64,11 +64,6 @@ struct Operand {
   ~Operand() { cudaFree(d), cudaFree(d0); }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 /// Median seconds of `run` (which queues work on the default stream) over
 /// `repeat` runs after one warm-up, `restore` (untimed) before each; -1 on failure.
 template <class Run, class Restore>
@@ -89,7 +84,7 @@ double timed(int repeat, Run run, Restore restore) {
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  return median(t);
+  return bench::median(t);
 }
 
 double rel_diff(const std::vector<double>& x, const std::vector<double>& r) {

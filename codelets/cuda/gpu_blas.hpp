@@ -33,15 +33,13 @@
 
 #include <cublas_v2.h>
 
-#include <cstddef>
-
 namespace starfront {
 
 /// How a leaf (a diagonal block of order ≤ the leaf order) of
 /// gpu_trsm_right_lower_trans is solved.
 enum class TrsmLeaf {
   cublas,  ///< cublasDtrsm as is
-  kernel,  ///< this file's shared-memory kernel (leaf order ≤ kTrsmKernelLeafMax)
+  kernel,  ///< this file's register leaf kernel (leaf order ≤ kTrsmKernelLeafMax)
 };
 
 /// Largest leaf order of TrsmLeaf::kernel (a row of the leaf in a thread's

@@ -93,7 +93,10 @@ constexpr idx_t kGpuFusedFront = 232;
 ///    kGpuTileSize = 2048: untiled fronts up to 5,504 were faster than tiles
 ///    of 1024 above 4096 at every subtree limit measured (e.g. 0.110 against
 ///    0.130 s); no front of those matrices reaches 8192, so the tiled
-///    layer itself is not measured at these sizes.
+///    layer itself is not measured at these sizes. On lap3d 100³ (largest
+///    front 15098, one H200, session 20) no tiling at all (threshold
+///    16384) was about 9% faster than 8192; the threshold stays for
+///    several GPUs, which the tiles let share the top fronts (unmeasured).
 constexpr idx_t kGpuGraphSubtreeFront = 600;
 constexpr idx_t kGpuTileSize = 2048;
 constexpr idx_t kGpuTileThreshold = 8192;

@@ -1,5 +1,5 @@
 // The GPU TRSM of codelets/cuda/gpu_blas.hpp (recursive split, leaves by
-// cuBLAS or by the shared-memory leaf kernel) against OpenBLAS's DTRSM on
+// cuBLAS or by the register leaf kernel) against OpenBLAS's DTRSM on
 // the host: seeded random operands (a well-conditioned lower triangle),
 // shapes with and without splits, partial 64-row panels, leaf orders from 1
 // to the kernel's largest and beyond it (clamped), leading dimensions larger
