@@ -9,13 +9,23 @@
 // variant (> 1: the variant is faster) and the largest relative Frobenius
 // difference from cuBLAS's result. Exit status 1 when a difference exceeds
 // 1e-12.
+// --potrf K...: instead, cuSOLVER DPOTRF of an SPD K×K block inside an
+// (4K)×K panel (leading dimension 4K, as in a front), microseconds per call
+// (one call at a time).
+// --panel M:K...: instead, a front's m×k panel factorised by cuSOLVER DPOTRF
+// (k×k) and gpu_trsm_right_lower_trans (the rows below) against
+// gpu_potrf_panel, microseconds per call (16 calls queued back to back on
+// copies), ratio and relative difference (exit 1 above 1e-12).
 // Usage: gpu_blas_bench [--repeat K] [--leaf L]... [M:N]...
+//        gpu_blas_bench [--repeat K] --potrf K...
+//        gpu_blas_bench [--repeat K] --panel M:K...
 //   --leaf L: a leaf order to measure (repeatable; default 32 64; the
 //   kernel's leaves are at most kTrsmKernelLeafMax = 64)
 //   M:N: a shape m×n (default: tile and front shapes of the lap3d task
 //   logs in bench/README.md).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,23 +106,145 @@ double rel_diff(const std::vector<double>& x, const std::vector<double>& r) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+/// The --potrf table: cuSOLVER DPOTRF of order k, leading dimension 4k, on
+/// a random diagonally dominant SPD block; median microseconds and TFLOP/s
+/// (k³/3 flops). Returns 1 when a call fails.
+int potrf_table(int repeat, const std::vector<int>& orders) {
+  cusolverDnHandle_t hs;
+  if (cusolverDnCreate(&hs) != CUSOLVER_STATUS_SUCCESS) return 1;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::printf("gpu_blas_bench --potrf: median of %d after a warm-up\n\n| k | ld | cuSOLVER DPOTRF us | TFLOP/s |\n|---|---|---|---|\n",
+              repeat);
+  int status = 0;
+  for (int k : orders) {
+    const int ld = 4 * k;
+    std::vector<double> A(static_cast<std::size_t>(ld) * k);
+    for (double& x : A) x = u(rng);
+    for (int j = 0; j < k; ++j) A[j + static_cast<std::size_t>(j) * ld] = 2.0 * k;
+    Operand dA, dW;
+    int lwork = 0, *info = nullptr;
+    if (!dA.init(A) || cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, k, dA.d, ld, &lwork) != CUSOLVER_STATUS_SUCCESS ||
+        !dW.init(std::vector<double>(static_cast<std::size_t>(std::max(lwork, 1)), 0.0)) ||
+        !ok(cudaMalloc(&info, sizeof(int)), "cudaMalloc"))
+      return 1;
+    const double t = timed(repeat, [&] {
+      return cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, k, dA.d, ld, dW.d, lwork, info) == CUSOLVER_STATUS_SUCCESS;
+    }, [&] { return dA.restore(); });
+    int h_info = -1;
+    cudaMemcpy(&h_info, info, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(info);
+    if (t < 0 || h_info != 0) status = 1;
+    std::printf("| %d | %d | %.1f | %.3f |\n", k, ld, 1e6 * t, t > 0 ? static_cast<double>(k) * k * k / 3.0 / t * 1e-12 : 0.0);
+  }
+  cusolverDnDestroy(hs);
+  return status;
+}
+
+/// The --panel table (see the file's comment). Each side is timed over
+/// kPanelBatch calls queued back to back on kPanelBatch copies of the panel
+/// (restored untimed before), as a factorisation queues its fronts: one
+/// call alone measures the launch latency of an idle GPU. Returns 1 on a
+/// failed call or a difference above 1e-12.
+int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
+  constexpr int kPanelBatch = 16;
+  cusolverDnHandle_t hs;
+  cublasHandle_t h;
+  if (cusolverDnCreate(&hs) != CUSOLVER_STATUS_SUCCESS || !ok(cublasCreate(&h), "cublasCreate")) return 1;
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::printf("gpu_blas_bench --panel: median of %d after a warm-up, each run %d calls back to back on copies; "
+              "us per call\n\n"
+              "| m | k | cuSOLVER DPOTRF + TRSM us | gpu_potrf_panel us | ratio | TFLOP/s | rel diff |\n"
+              "|---|---|---|---|---|---|---|\n",
+              repeat, kPanelBatch);
+  int status = 0;
+  for (auto [m, k] : shapes) {
+    std::vector<double> A(static_cast<std::size_t>(m) * k);
+    for (double& x : A) x = u(rng);
+    for (int j = 0; j < k; ++j) {
+      for (int i = 0; i < j; ++i) A[i + static_cast<std::size_t>(j) * m] = 0.0;
+      A[j + static_cast<std::size_t>(j) * m] = 2.0 * k;
+    }
+    std::vector<Operand> dA(kPanelBatch);
+    Operand dW;
+    int lwork = 0, *info = nullptr;
+    for (Operand& o : dA)
+      if (!o.init(A)) return 1;
+    if (cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, k, dA[0].d, m, &lwork) != CUSOLVER_STATUS_SUCCESS ||
+        !dW.init(std::vector<double>(static_cast<std::size_t>(std::max(lwork, 1)), 0.0)) ||
+        !ok(cudaMalloc(&info, sizeof(int)), "cudaMalloc"))
+      return 1;
+    auto restore = [&] {
+      for (Operand& o : dA)
+        if (!o.restore()) return false;
+      return true;
+    };
+    const GpuTrsmOptions o;
+    const double tc = timed(repeat, [&] {
+      for (Operand& x : dA)
+        if (cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, k, x.d, m, dW.d, lwork, info) != CUSOLVER_STATUS_SUCCESS ||
+            !ok(gpu_trsm_right_lower_trans(h, m - k, k, x.d, m, x.d + k, m, o), "trsm"))
+          return false;
+      return true;
+    }, restore) / kPanelBatch;
+    const std::vector<double> ref = dA[0].get();
+    const double tp = timed(repeat, [&] {
+      for (Operand& x : dA)
+        if (!ok(gpu_potrf_panel(h, m, k, x.d, m, info), "gpu_potrf_panel")) return false;
+      return true;
+    }, restore) / kPanelBatch;
+    const double diff = rel_diff(dA[0].get(), ref);
+    cudaFree(info);
+    const double flops = static_cast<double>(k) * k * k / 3.0 + static_cast<double>(m - k) * k * k;
+    if (tc < 0 || tp < 0 || !(diff <= 1e-12)) status = 1;
+    std::printf("| %d | %d | %.1f | %.1f | %.2f | %.2f | %.1e |\n", m, k, 1e6 * tc, 1e6 * tp, tc / tp,
+                flops / tp * 1e-12, diff);
+  }
+  cublasDestroy(h);
+  cusolverDnDestroy(hs);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeat = 10;
   std::vector<int> leaves;
   std::vector<std::pair<int, int>> shapes;
+  std::vector<int> potrf_orders;
+  bool potrf = false, panel = false;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else if (!std::strcmp(argv[a], "--potrf")) potrf = true;
+    else if (!std::strcmp(argv[a], "--panel")) panel = true;
+    else if (potrf) {
+      const int k = std::atoi(argv[a]);
+      if (k <= 0) {
+        std::fprintf(stderr, "gpu_blas_bench: expected an order K > 0 after --potrf, got '%s'\n", argv[a]);
+        return 2;
+      }
+      potrf_orders.push_back(k);
+    }
     else if (!std::strcmp(argv[a], "--leaf") && a + 1 < argc) leaves.push_back(std::atoi(argv[++a]));
     else {
       int m = 0, n = 0;
-      if (std::sscanf(argv[a], "%d:%d", &m, &n) != 2 || m <= 0 || n <= 0) {
+      if (std::sscanf(argv[a], "%d:%d", &m, &n) != 2 || m <= 0 || n <= 0 || (panel && n > m)) {
         std::fprintf(stderr, "gpu_blas_bench: expected M:N with M, N > 0, got '%s'\n", argv[a]);
         return 2;
       }
       shapes.emplace_back(m, n);
     }
+  }
+  if (panel) {
+    if (shapes.empty())  // fronts of lap3d 100³ (bins of k in bench/README.md) and a 2048 tile
+      shapes = {{16, 16},     {64, 64},     {1000, 64},   {700, 12},    {1000, 50},  {966, 89},   {1655, 179},
+                {2945, 372},  {4210, 582},  {6088, 1110}, {512, 512},  {2048, 2048}};
+    return panel_table(repeat, shapes);
+  }
+  if (potrf) {
+    if (potrf_orders.empty()) potrf_orders = {8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};
+    return potrf_table(repeat, potrf_orders);
   }
   if (leaves.empty()) leaves = {32, 64};
   if (shapes.empty())

@@ -13,6 +13,8 @@ namespace {
 
 constexpr int kRows = 64;  ///< rows of B per thread block of the leaf kernel: one per thread
 constexpr int kPanel = 32;  ///< columns a thread holds in registers at once
+constexpr int kPotrfLeaf = 64;  ///< order of the diagonal blocks of gpu_potrf_panel
+constexpr int kPotrfThreads = 256;  ///< threads of its kernel: four a row
 static_assert(kTrsmKernelLeafMax == 2 * kPanel, "the leaf kernel handles two register panels");
 
 /// x := x·T⁻ᵀ for one row x (kPanel entries in registers) and a kPanel ×
@@ -94,6 +96,75 @@ __global__ void __launch_bounds__(kRows) trsm_leaf_kernel(int m, int nb, const d
     if (kPanel + c < nb) b[static_cast<long long>(kPanel + c) * ldb] = x[c];
 }
 
+/// Cholesky of one diagonal block of order nb ≤ kPotrfLeaf in place (ld),
+/// by one block of kPotrfThreads threads: thread t holds the entries
+/// (i, 16g + q), q = 0..15, of row i = t mod 64 (g = t / 64, the same in a
+/// warp) in registers, and the right-looking column algorithm (Golub and
+/// Van Loan §4.2) runs with ONE barrier a column: the owners of column c
+/// publish its entries as they stand (double-buffered in shared memory);
+/// after the barrier every thread takes r = rsqrt(a(c, c)) itself, the
+/// owners keep l(i, c) = a(i, c)·r (l(c, c) = a(c, c)·r, as the fused
+/// subtree kernel does), and the rank-1 update is a(i, l) −= s·a(l, c)
+/// with s = a(i, c)·r² (one FMA an entry); a warp whose 16 columns are all
+/// left of c skips it. The strictly upper triangle is set to zero (the
+/// panel's assembly leaves zeros there; the left-looking update may have
+/// written it). info: the LAPACK convention, counted from column `col0` of
+/// the panel: when `first`, *info is set (0 or the failing column);
+/// otherwise it is set only when it is 0 and this block fails. A pivot that
+/// is not > 0 (NaN included) fails; the columns after it are then left as
+/// computed (not meaningful).
+/// (Before, on the H200, a 64-block: one thread a row with a serial
+/// shared-memory update loop, about 70 µs; two barriers a column with sqrt
+/// and a division on the owner, or one barrier and every entry scaled
+/// before its FMA, about 30 µs: Nsight Compute showed one SM issuing ~100
+/// instructions a column in each of the 8 warps.)
+__global__ void __launch_bounds__(kPotrfThreads) potrf_leaf_kernel(double* __restrict__ A, int lda, int nb, int col0,
+                                                                   bool first, int* __restrict__ info) {
+  constexpr int NB = kPotrfLeaf, G = kPotrfThreads / NB, Q = NB / G;
+  static_assert(NB % G == 0 && kPotrfThreads % NB == 0 && NB % 32 == 0, "threads must tile the block");
+  __shared__ double col[2][NB];  // column c as it stands before its step, at col[c & 1]
+  const int i = threadIdx.x % NB, g = threadIdx.x / NB, l0 = Q * g;
+  double a[Q];
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    const int l = l0 + q;
+    a[q] = i < nb && l < nb && l <= i ? A[i + static_cast<long long>(l) * lda] : 0.0;
+  }
+  if (g == 0 && i < nb) col[0][i] = a[0];  // column 0
+  int bad = 0;
+#pragma unroll
+  for (int c = 0; c < NB; ++c) {
+    if (c >= nb) break;
+    __syncthreads();
+    const double* v = col[c & 1];
+    const double d = v[c];
+    if (!(d > 0.0) && bad == 0) bad = c + 1;
+    const double r = rsqrt(d);
+    if (g == c / Q && i >= c && i < nb) a[c % Q] = (i == c ? d : v[i]) * r;  // l(i, c)
+    if (l0 + Q - 1 > c && i > c && i < nb) {  // this thread has entries right of column c
+      const double s = v[i] * (r * r);
+#pragma unroll
+      for (int q = 0; q < Q; ++q) {
+        const int l = l0 + q;
+        if (l > c && l <= i) a[q] -= s * v[l];
+      }
+      // Publish column c + 1 as it now stands (its owners: g == (c + 1) / Q).
+      if (c + 1 < nb && g == (c + 1) / Q) col[(c + 1) & 1][i] = a[(c + 1) % Q];
+    }
+  }
+  if (i < nb) {
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      const int l = l0 + q;
+      if (l < nb) A[i + static_cast<long long>(l) * lda] = l <= i ? a[q] : 0.0;
+    }
+  }
+  if (threadIdx.x == 0) {
+    if (first) *info = bad ? col0 + bad : 0;
+    else if (bad && *info == 0) *info = col0 + bad;
+  }
+}
+
 /// Where to split a triangle of order n > 1: near the middle, at a multiple
 /// of 64 when n ≥ 128 (aligned GEMM operands), always in [1, n).
 int split(int n) {
@@ -134,6 +205,30 @@ cublasStatus_t trsm(cublasHandle_t h, int m, int n, const double* L, int ldl, do
 
 }  // namespace
 
+cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ldp, int* info) {
+  if (k < 0 || m < k || ldp < std::max(m, 1)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (k == 0) return CUBLAS_STATUS_SUCCESS;
+  cudaStream_t stream = nullptr;
+  if (cublasStatus_t s = cublasGetStream(h, &stream); s != CUBLAS_STATUS_SUCCESS) return s;
+  const double one = 1.0, minus_one = -1.0;
+  for (int j = 0; j < k; j += kPotrfLeaf) {
+    const int b = std::min(kPotrfLeaf, k - j);
+    double* Pj = P + j + static_cast<long long>(j) * ldp;  // the diagonal block (j, j)
+    if (j > 0) {  // P(j:m, j:j+b) −= P(j:m, 0:j)·P(j:j+b, 0:j)ᵀ
+      if (cublasStatus_t s = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m - j, b, j, &minus_one, P + j, ldp, P + j, ldp,
+                                         &one, Pj, ldp);
+          s != CUBLAS_STATUS_SUCCESS)
+        return s;
+    }
+    potrf_leaf_kernel<<<1, kPotrfThreads, 0, stream>>>(Pj, ldp, b, j, j == 0, info);
+    if (cudaGetLastError() != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (m - j - b > 0)
+      if (cublasStatus_t s = leaf(h, m - j - b, b, Pj, ldp, Pj + b, ldp, TrsmLeaf::kernel); s != CUBLAS_STATUS_SUCCESS)
+        return s;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 const GpuTrsmOptions& gpu_trsm_options() {
   static const GpuTrsmOptions opts = [] {
     GpuTrsmOptions o;
@@ -155,6 +250,7 @@ const GpuTrsmOptions& gpu_trsm_options() {
 cublasStatus_t gpu_trsm_right_lower_trans(cublasHandle_t h, int m, int n, const double* L, int ldl, double* B,
                                           int ldb, const GpuTrsmOptions& o) {
   if (m <= 0 || n <= 0) return CUBLAS_STATUS_SUCCESS;
+  if (ldl < n || ldb < m) return CUBLAS_STATUS_INVALID_VALUE;
   int leaf_order = o.leaf <= 0 ? n : o.leaf;
   if (o.method == TrsmLeaf::kernel)
     leaf_order = o.leaf <= 0 ? kTrsmKernelLeafMax : std::min(o.leaf, kTrsmKernelLeafMax);

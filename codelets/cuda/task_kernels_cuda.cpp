@@ -38,6 +38,89 @@ std::atomic<long long> g_fused_launches{0};
 std::atomic<long long> g_fused_ns{0};
 std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
+/// How the GPU factorises a diagonal block of k columns (the fully-summed
+/// columns of a Cholesky front with its TRSM, or a tile's potrf):
+/// gpu_potrf_panel (gpu_blas.hpp) when k ≤ kGpuPanelMaxK, cuSOLVER's DPOTRF
+/// (then the front's TRSM separately) above. Measured on the H200
+/// (gpu_blas_bench --panel, bench/README.md, session 21): the panel took
+/// 13.5 µs against 28.1 µs for a 700×12 front panel and 8.5 against 18.8 µs
+/// at 16×16, but 42 against 40 µs at 1000×50, 49.5 against 40.8 µs at
+/// 1000×64 and 1841 against 843 µs at 2048×2048: its 64-column diagonal
+/// blocks cost ~30 µs each. Measurement knobs, read once:
+/// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER) and
+/// STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal integer > 0: the panel up to
+/// K columns instead of kGpuPanelMaxK).
+constexpr idx_t kGpuPanelMaxK = 32;
+enum class GpuFrontPotrf { panel, cusolver };
+GpuFrontPotrf gpu_front_potrf(idx_t k) {
+  static const GpuFrontPotrf how = [] {
+    const char* e = std::getenv("STARFRONT_GPU_POTRF");
+    return e && std::string(e) == "cusolver" ? GpuFrontPotrf::cusolver : GpuFrontPotrf::panel;
+  }();
+  static const long long max_k = [] {
+    const char* e = std::getenv("STARFRONT_GPU_POTRF_PANEL_MAX");
+    const long long v = e ? std::atoll(e) : 0;
+    return v > 0 ? v : static_cast<long long>(kGpuPanelMaxK);
+  }();
+  return how == GpuFrontPotrf::panel && k <= max_k ? GpuFrontPotrf::panel : GpuFrontPotrf::cusolver;
+}
+
+/// STARFRONT_GPU_FRONT_PROFILE=1 (measurement knob): the GPU Cholesky front
+/// tasks time their steps with CUDA events (assembly, DPOTRF with its pivot
+/// check, TRSM, SYRK) and wait for them, which serialises the worker's
+/// stream; the sums per power-of-two bin of k (fully-summed columns) are
+/// printed to stderr at exit. Milliseconds of GPU time, and of host time
+/// spent queueing the steps. With gpu_potrf_panel the TRSM is counted in
+/// the DPOTRF column. The events (five per CUDA worker thread) are kept
+/// until the process ends.
+struct FrontProfile {
+  static constexpr int kBins = 16, kSteps = 4;
+  double host_ms[kBins] = {};  ///< CPU time of the calls that queue the steps
+  std::mutex mu;
+  long long fronts[kBins] = {};
+  double m_sum[kBins] = {}, flops[kBins] = {}, ms[kBins][kSteps] = {};
+  static bool enabled() {
+    static const bool on = [] {
+      const char* e = std::getenv("STARFRONT_GPU_FRONT_PROFILE");
+      return e && std::string(e) == "1";
+    }();
+    return on;
+  }
+  void add(idx_t m, idx_t k, const float (&step)[kSteps], double host) {
+    int b = 0;
+    while (b + 1 < kBins && (idx_t{2} << b) <= k) ++b;
+    const double mc = static_cast<double>(m - k), dk = static_cast<double>(k);
+    std::lock_guard<std::mutex> g(mu);
+    ++fronts[b];
+    m_sum[b] += static_cast<double>(m);
+    flops[b] += dk * dk * dk / 3.0 + mc * dk * dk + mc * mc * dk;
+    for (int i = 0; i < kSteps; ++i) ms[b][i] += step[i];
+    host_ms[b] += host;
+  }
+  ~FrontProfile() {
+    long long any = 0;
+    for (long long f : fronts) any += f;
+    if (!any) return;
+    std::fprintf(stderr, "gpu front profile (ms of GPU time, summed over the process):\n"
+                         "| k | fronts | mean m | GFLOP | assembly | potrf+check | trsm | syrk | total | TFLOP/s | host queueing |\n"
+                         "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    double tot[kSteps + 1] = {}, tf = 0, th = 0;
+    long long tn = 0;
+    for (int b = 0; b < kBins; ++b) {
+      if (!fronts[b]) continue;
+      double t = 0;
+      for (int i = 0; i < kSteps; ++i) t += ms[b][i], tot[i] += ms[b][i];
+      tot[kSteps] += t, tf += flops[b], tn += fronts[b], th += host_ms[b];
+      std::fprintf(stderr, "| %d-%d | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", 1 << b,
+                   (2 << b) - 1, fronts[b], m_sum[b] / static_cast<double>(fronts[b]), 1e-9 * flops[b], ms[b][0],
+                   ms[b][1], ms[b][2], ms[b][3], t, t > 0 ? flops[b] / t * 1e-9 : 0.0, host_ms[b]);
+    }
+    std::fprintf(stderr, "| all | %lld | | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", tn, 1e-9 * tf,
+                 tot[0], tot[1], tot[2], tot[3], tot[4], tot[4] > 0 ? tf / tot[4] * 1e-9 : 0.0, th);
+  }
+};
+FrontProfile g_front_profile;
+
 /// Device and pinned host buffers of one CUDA worker (one thread each),
 /// grown on demand and never shrunk; freed when the worker thread ends.
 /// Only potrf and the Cholesky front use them. A front in deferred-pivot
@@ -201,6 +284,8 @@ bool cusolver_ok(cusolverStatus_t e, const char* what, const TaskGraph& G, const
 /// that fails (info > 0 or the relative test) is recomputed on the host from
 /// a copy taken before the factorisation, with the CPU code, so the error
 /// names the same column and pivot as a CPU run.
+cublasHandle_t local_cublas(const TaskGraph& G, const Task& t, FactorContext& ctx);
+
 void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
   const FrontPlan& P = *G.plan;
   const Block& b = block_of(G, t, 0);
@@ -224,9 +309,13 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
                                  cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpy2DAsync", G, t, ctx))
     return;
-  if (!cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, w.work, w.work_cap, w.dev_info),
-                   "cusolverDnDpotrf", G, t, ctx))
+  if (gpu_front_potrf(n) == GpuFrontPotrf::panel) {
+    cublasHandle_t hb = local_cublas(G, t, ctx);
+    if (!hb || !cublas_ok(gpu_potrf_panel(hb, n, n, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx)) return;
+  } else if (!cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, w.work, w.work_cap, w.dev_info),
+                          "cusolverDnDpotrf", G, t, ctx)) {
     return;
+  }
   if (!cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx) ||
       !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), A, sizeof(double) * (lda + 1), sizeof(double),
@@ -602,7 +691,17 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   double* L = nullptr;
   double* cb = nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
+  thread_local cudaEvent_t ev[FrontProfile::kSteps + 1] = {};
+  const bool profile = FrontProfile::enabled();
+  if (profile && !ev[0])
+    for (cudaEvent_t& e : ev) cudaEventCreate(&e);
+  auto mark = [&](int i) {
+    if (profile) cudaEventRecord(ev[i], stream);
+  };
+  const auto host0 = std::chrono::steady_clock::now();
+  mark(0);
   if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx)) return;
+  mark(1);
   const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
   cusolverDnHandle_t hs = starpu_cusolverDn_get_local_handle();
   if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx)) return;
@@ -620,12 +719,21 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     return;
   if (!cuda_ok(w.reserve(backup_order, lwork), "cudaMalloc", G, t, ctx)) return;
   const idx_t first = P.symbolic->super_start[s];
+  const bool panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
+  cublasHandle_t h = local_cublas(G, t, ctx);
+  if (!h) return;
+  // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below) or
+  // gpu_potrf_panel (DPOTRF and TRSM together).
+  auto factor = [&] {
+    if (panel) return cublas_ok(gpu_potrf_panel(h, im, ik, L, im, w.dev_info), "gpu_potrf_panel", G, t, ctx);
+    return cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
+                       "cusolverDnDpotrf", G, t, ctx);
+  };
   if (slot) {
     const idx_t nacc = t.acc_end - t.acc_begin;
     const double* values = extra_of<double>(buffers, nacc, 0);
     const long long* diag_src = extra_of<long long>(buffers, nacc, 4);
-    if (!cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
-                     "cusolverDnDpotrf", G, t, ctx) ||
+    if (!factor() ||
         !cuda_ok(launch_cholesky_pivot_check(L, m, k, w.dev_info, values, diag_src, first, ctx.pivot_tol, slot, stream),
                  "pivot check kernel launch", G, t, ctx))
       return;
@@ -634,8 +742,7 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, L, sizeof(double) * static_cast<std::size_t>(m), row_bytes,
                                    static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, stream),
                  "cudaMemcpy2DAsync", G, t, ctx) ||
-        !cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
-                     "cusolverDnDpotrf", G, t, ctx) ||
+        !factor() ||
         !cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
                  "cudaMemcpyAsync", G, t, ctx) ||
         !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), L, sizeof(double) * static_cast<std::size_t>(m + 1),
@@ -666,17 +773,29 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     r.state = FrontResult::State::done;
     ctx.record(r);
   }
+  mark(2);
   // After a deferred failure the update below works on garbage; the
   // executor never returns it (it factorises again, synchronously).
   if (mc > 0) {
-    cublasHandle_t h = local_cublas(G, t, ctx);
-    if (!h) return;
     const double one = 1.0, minus_one = -1.0;
-    if (!cublas_ok(gpu_trsm_right_lower_trans(h, imc, ik, L, im, L + k, im, gpu_trsm_options()),
-                   "gpu_trsm_right_lower_trans", G, t, ctx) ||
-        !cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
+    if (!panel && !cublas_ok(gpu_trsm_right_lower_trans(h, imc, ik, L, im, L + k, im, gpu_trsm_options()),
+                             "gpu_trsm_right_lower_trans", G, t, ctx))
+      return;
+    mark(3);
+    if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
                    "cublasDsyrk", G, t, ctx))
       return;
+  } else {
+    mark(3);
+  }
+  mark(4);
+  if (!profile) return;
+  const double host = 1e-6 * static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                     std::chrono::steady_clock::now() - host0).count());
+  if (cudaEventSynchronize(ev[4]) == cudaSuccess) {
+    float step[FrontProfile::kSteps] = {};
+    for (int i = 0; i < FrontProfile::kSteps; ++i) cudaEventElapsedTime(&step[i], ev[i], ev[i + 1]);
+    g_front_profile.add(m, k, step, host);
   }
 }
 
