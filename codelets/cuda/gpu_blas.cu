@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kRows) trsm_leaf_kernel(int m, int nb, const d
 /// after the barrier every thread takes r = rsqrt(a(c, c)) itself, the
 /// owners keep l(i, c) = a(i, c)·r (l(c, c) = a(c, c)·r, as the fused
 /// subtree kernel does), and the rank-1 update is a(i, l) −= s·a(l, c)
-/// with s = a(i, c)·r² (one FMA an entry); a warp whose 16 columns are all
+/// with s = (a(i, c)·r)·r (one FMA an entry); a warp whose 16 columns are all
 /// left of c skips it. The strictly upper triangle is set to zero (the
 /// panel's assembly leaves zeros there; the left-looking update may have
 /// written it). info: the LAPACK convention, counted from column `col0` of
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kPotrfThreads) potrf_leaf_kernel(double* __res
     const double r = rsqrt(d);
     if (g == c / Q && i >= c && i < nb) a[c % Q] = (i == c ? d : v[i]) * r;  // l(i, c)
     if (l0 + Q - 1 > c && i > c && i < nb) {  // this thread has entries right of column c
-      const double s = v[i] * (r * r);
+      const double s = (v[i] * r) * r;  // l(i, c)·r: r·r alone would overflow for a subnormal pivot
 #pragma unroll
       for (int q = 0; q < Q; ++q) {
         const int l = l0 + q;

@@ -96,10 +96,11 @@ cublasStatus_t gpu_trsm_right_lower_trans(cublasHandle_t h, int m, int n, const 
 /// front task uses it for k ≤ 32 (task_kernels_cuda.cpp).
 /// info (device int): LAPACK's convention, 0 or the first column (1-based)
 /// whose pivot is not > 0 (NaN included); later columns then hold garbage.
-/// Queued on the handle's stream; no allocation, no synchronisation.
-/// Returns CUBLAS_STATUS_INVALID_VALUE (nothing queued) for k < 0, m < k
-/// or ldp < max(m, 1), success for k = 0, otherwise the first failing
-/// status (CUBLAS_STATUS_EXECUTION_FAILED when a kernel launch fails).
+/// Queued on the handle's stream (host pointer mode); no allocation, no
+/// synchronisation. Returns CUBLAS_STATUS_INVALID_VALUE (nothing queued)
+/// for k < 0, m < k or ldp < max(m, 1), success with nothing queued (info
+/// untouched) for k = 0, otherwise the first failing status
+/// (CUBLAS_STATUS_EXECUTION_FAILED when a kernel launch fails).
 cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ldp, int* info);
 
 }  // namespace starfront

@@ -278,7 +278,8 @@ bool cusolver_ok(cusolverStatus_t e, const char* what, const TaskGraph& G, const
   return false;
 }
 
-/// Diagonal tile: cuSOLVER DPOTRF, then the same pivot test as the CPU
+/// Diagonal tile: cuSOLVER DPOTRF (gpu_potrf_panel for tiles of at most
+/// kGpuPanelMaxK columns: gpu_front_potrf), then the same pivot test as the CPU
 /// (check_pivots on the diagonal copied to the host). Synchronises the
 /// worker's stream (the info flag and the diagonal are needed now). A tile
 /// that fails (info > 0 or the relative test) is recomputed on the host from
@@ -674,7 +675,10 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     kernels of front_ldlt_kernels.hpp; the same sums, in the same order,
 ///     as the CPU);
 ///  2. cusolverDnDpotrf on the k×k fully-summed block (in place, leading
-///     dimension m), after a copy of that block to the worker's workspace;
+///     dimension m; for k ≤ kGpuPanelMaxK, gpu_potrf_panel on the whole
+///     m×k panel instead, which also does step 3's TRSM: gpu_front_potrf);
+///     without deferred pivots, after a copy of that block to the worker's
+///     workspace;
 ///     the info flag and the diagonal come to the host with ONE
 ///     synchronisation of the worker's stream and go through check_pivots
 ///     (the CPU's relative pivot test); a block that fails is factorised
@@ -764,7 +768,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
         return;
       r = potrf_tile_cpu(P, first, ctx.values, D.data(), k, k, ctx.pivot_tol);
       if (r.state != FrontResult::State::failed) {  // cuSOLVER and LAPACK disagree: report it, never go on
-        ctx.record_device_error("cusolverDnDpotrf refused a pivot that the CPU accepts in " + where(G, t));
+        ctx.record_device_error(std::string(panel ? "gpu_potrf_panel" : "cusolverDnDpotrf") +
+                                " refused a pivot that the CPU accepts in " + where(G, t));
         return;
       }
       ctx.record(r);

@@ -10,9 +10,11 @@
 // gpu_potrf_panel (DPOTRF and TRSM of a front's panel) against LAPACK's
 // DPOTRF and OpenBLAS's DTRSM: panels of 1 to 2100 rows and 1 to 700
 // columns (one and several 64-column blocks, partial last blocks, no rows
-// below), the strictly upper triangle zero afterwards, the padding rows
-// untouched, and the failing column (LAPACK's info) for a negative and a
-// NaN pivot in the first, a middle and a later block.
+// below, 9 to 33 columns as the front task uses it, the diagonal kernel's
+// 16-column group edges), the strictly upper triangle zero afterwards, the
+// padding rows untouched, and the failing column (LAPACK's info) for a
+// negative and a NaN pivot in the first, a middle and a later block and in
+// panels of at most 32 columns.
 // Relative Frobenius error ≤ 1e-13. Skipped without a CUDA device (a
 // failure under STARFRONT_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
@@ -217,22 +219,35 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanel,
                          ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{64, 64},
                                            PanelShape{65, 64}, PanelShape{130, 65}, PanelShape{129, 129},
                                            PanelShape{1000, 89}, PanelShape{700, 700}, PanelShape{2100, 300},
-                                           PanelShape{1500, 128}, PanelShape{300, 200}));
+                                           PanelShape{1500, 128}, PanelShape{300, 200},
+                                           // the front task's range (k ≤ 32) and the kernel's
+                                           // 16-column groups' edges
+                                           PanelShape{700, 12}, PanelShape{300, 16}, PanelShape{300, 17},
+                                           PanelShape{200, 31}, PanelShape{200, 32}, PanelShape{200, 33},
+                                           PanelShape{100, 48}, PanelShape{100, 49}, PanelShape{500, 112},
+                                           PanelShape{500, 113}));
 
 /// A pivot that is not > 0 in column `bad` (a negative Schur complement, or
 /// NaN) gives LAPACK's info convention's bad + 1.
 TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
   REQUIRE_CUDA_DEVICE();
-  const int m = 400, k = 150, ld = m;
+  struct Case {
+    int m, k, bad;
+  };
+  const Case cases[] = {{400, 150, 0}, {400, 150, 5}, {400, 150, 63},  {400, 150, 64}, {400, 150, 100},
+                        {400, 150, 149}, {100, 20, 0}, {100, 20, 15}, {100, 20, 16}, {100, 20, 19},
+                        {32, 32, 31},   {50, 9, 8}};
   for (const bool nan : {false, true})
-    for (const int bad : {0, 5, 63, 64, 100, 149}) {
-      std::mt19937_64 rng(77 + bad);
+    for (const Case& cs : cases) {
+      const int m = cs.m, k = cs.k, bad = cs.bad, ld = m;
+      std::mt19937_64 rng(77 + bad + 1000 * k);
       std::vector<double> P = random_panel(m, k, ld, rng);
       double& d = P[bad + static_cast<std::size_t>(bad) * ld];
       d = nan ? kNaN : d - 10.0;
       DeviceArray dP(P);
       int* info = nullptr;
       ASSERT_EQ(cudaMalloc(&info, sizeof(int)), cudaSuccess);
+      ASSERT_EQ(cudaMemset(info, 0x7f, sizeof(int)), cudaSuccess);  // must be overwritten
       Cublas c;
       ASSERT_EQ(gpu_potrf_panel(c.h, m, k, dP.p, ld, info), CUBLAS_STATUS_SUCCESS);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -244,7 +259,8 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
       if (!nan) {
         EXPECT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', k, P.data(), ld), bad + 1) << "the test's matrix";
       }
-      EXPECT_EQ(h_info, bad + 1) << (nan ? "NaN" : "negative") << " pivot in column " << bad;
+      EXPECT_EQ(h_info, bad + 1) << (nan ? "NaN" : "negative") << " pivot in column " << bad << " of " << m << "x"
+                                 << k;
     }
 }
 
