@@ -10,7 +10,7 @@
 // gpu_potrf_panel (DPOTRF and TRSM of a front's panel) against LAPACK's
 // DPOTRF and OpenBLAS's DTRSM: panels of 1 to 2100 rows and 1 to 700
 // columns (one and several 64-column blocks, partial last blocks, no rows
-// below, 9 to 33 columns as the front task uses it, the diagonal kernel's
+// below, 12 to 33 columns around the front task's limit of 32, the diagonal kernel's
 // 16-column group edges), the strictly upper triangle zero afterwards, the
 // padding rows untouched, and the failing column (LAPACK's info) for a
 // negative and a NaN pivot in the first, a middle and a later block and in
