@@ -113,11 +113,12 @@ __global__ void __launch_bounds__(kRows) trsm_leaf_kernel(int m, int nb, const d
 /// otherwise it is set only when it is 0 and this block fails. A pivot that
 /// is not > 0 (NaN included) fails; the columns after it are then left as
 /// computed (not meaningful).
-/// (Before, on the H200, a 64-block: one thread a row with a serial
-/// shared-memory update loop, about 70 µs; two barriers a column with sqrt
-/// and a division on the owner, or one barrier and every entry scaled
-/// before its FMA, about 30 µs: Nsight Compute showed one SM issuing ~100
-/// instructions a column in each of the 8 warps.)
+/// Cost on the H200 (gpu_blas_bench --panel, bench/README.md): about 30 µs
+/// for a 64-block, the serial chain of a column (barrier, shared-memory
+/// load, rsqrt, FMAs, store) on one SM. Two earlier versions were no
+/// faster: one thread a row with a serial shared-memory update loop, and
+/// two barriers a column with sqrt and a division on the owner (Nsight
+/// Compute on the latter: 12.2 cycles between a warp's instructions).
 __global__ void __launch_bounds__(kPotrfThreads) potrf_leaf_kernel(double* __restrict__ A, int lda, int nb, int col0,
                                                                    bool first, int* __restrict__ info) {
   constexpr int NB = kPotrfLeaf, G = kPotrfThreads / NB, Q = NB / G;

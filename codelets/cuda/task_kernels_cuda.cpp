@@ -296,12 +296,16 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
   const int lda = ld_of(b, buffers[0]);
   const idx_t first = P.symbolic->super_start[t.front] + b.col0;
   cudaStream_t stream = starpu_cuda_get_local_stream();
-  cusolverDnHandle_t h = starpu_cusolverDn_get_local_handle();
-  if (!cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx)) return;
-  int lwork = 0;
-  if (!cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork),
-                   "cusolverDnDpotrf_bufferSize", G, t, ctx))
-    return;
+  const bool panel = gpu_front_potrf(n) == GpuFrontPotrf::panel;
+  cusolverDnHandle_t h = nullptr;
+  int lwork = 0;  // cuSOLVER's workspace (none for the panel)
+  if (!panel) {
+    h = starpu_cusolverDn_get_local_handle();
+    if (!cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx) ||
+        !cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork),
+                     "cusolverDnDpotrf_bufferSize", G, t, ctx))
+      return;
+  }
   Workspace& w = local_workspace();
   if (w.grows(n, lwork) && !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx)) return;
   if (!cuda_ok(w.reserve(n, lwork), "cudaMalloc", G, t, ctx)) return;
@@ -310,7 +314,7 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
                                  cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpy2DAsync", G, t, ctx))
     return;
-  if (gpu_front_potrf(n) == GpuFrontPotrf::panel) {
+  if (panel) {
     cublasHandle_t hb = local_cublas(G, t, ctx);
     if (!hb || !cublas_ok(gpu_potrf_panel(hb, n, n, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx)) return;
   } else if (!cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, w.work, w.work_cap, w.dev_info),
@@ -702,17 +706,21 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   auto mark = [&](int i) {
     if (profile) cudaEventRecord(ev[i], stream);
   };
-  const auto host0 = std::chrono::steady_clock::now();
+  const auto host0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   mark(0);
   if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx)) return;
   mark(1);
   const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
-  cusolverDnHandle_t hs = starpu_cusolverDn_get_local_handle();
-  if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx)) return;
-  int lwork = 0;
-  if (!cusolver_ok(cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, &lwork),
-                   "cusolverDnDpotrf_bufferSize", G, t, ctx))
-    return;
+  const bool panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
+  cusolverDnHandle_t hs = nullptr;
+  int lwork = 0;  // cuSOLVER's workspace (none for the panel)
+  if (!panel) {
+    hs = starpu_cusolverDn_get_local_handle();
+    if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx) ||
+        !cusolver_ok(cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, &lwork),
+                     "cusolverDnDpotrf_bufferSize", G, t, ctx))
+      return;
+  }
   Workspace& w = local_workspace();
   // Deferred mode needs no backup (a failure is reported by a second,
   // synchronous factorisation): room for the workspace and the info flag
@@ -723,7 +731,6 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     return;
   if (!cuda_ok(w.reserve(backup_order, lwork), "cudaMalloc", G, t, ctx)) return;
   const idx_t first = P.symbolic->super_start[s];
-  const bool panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
   // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below) or
