@@ -13,7 +13,8 @@
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
-//                  [--watchdog S] INPUT...
+//                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
+//                  [--fused] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -21,8 +22,9 @@
 //   above kGpuTileThreshold unless --tile-size / --tile-threshold say
 //   otherwise); without it the default graph (tiles of 256 above 512).
 //   The CPU-only run always uses the default graph (analysed separately).
-//   --relax-small R, --relax-zeros Z: amalgamation (AnalysisOptions::relax_small,
-//   relax_zeros_large; defaults 4 and 0.1): larger values merge more small
+//   --relax-small R, --relax-mid M, --relax-zeros Z: amalgamation
+//   (AnalysisOptions::relax_small, relax_mid, relax_zeros_large; defaults 4,
+//   16 and 0.1), also in --fused mode: larger values merge more small
 //   supernodes into their parents (fewer, larger fronts; more flops).
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
@@ -274,7 +276,8 @@ long long gpu_tile_tasks() {
 }
 
 /// The --fused mode (file header). Returns the exit status.
-int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool sp, bool cholmod) {
+int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool sp, bool cholmod,
+               const AnalysisOptions& ao) {
   struct Row {
     std::string name;
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
@@ -301,7 +304,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       return 1;
     }
     Solver solver;
-    if (Status st = solver.analyse(A, AnalysisOptions{}, gpu_graph_options(ncpu, kGpuFusedFront)); !st.ok()) {
+    if (Status st = solver.analyse(A, ao, gpu_graph_options(ncpu, kGpuFusedFront)); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
@@ -460,6 +463,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
     else if (!std::strcmp(argv[a], "--private-slots")) private_slots = true;
     else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-mid") && a + 1 < argc) ao.relax_mid = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
     else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
@@ -474,7 +478,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
   }
-  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod);
+  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, ao);
   std::vector<Input> inputs(names.size());
   GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured
   cpu_go.workers = ncpu;

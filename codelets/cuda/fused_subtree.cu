@@ -278,11 +278,16 @@ __host__ __device__ constexpr int tri(int c, int t) { return c * (c + 1) / 2 + t
 /// the copies are identical and every branch is uniform): no shuffle on the
 /// serial column chain, whose step is rsqrt -> scale -> update of the next
 /// pivot. l_tt = d·rsqrt(d) and the column is scaled by rsqrt(d) (as
-/// LAPACK's dpotf2 scales by 1/l_tt; the row solves reuse it).
-template <int kWarps, int NB, bool kPacked>
+/// LAPACK's dpotf2 scales by 1/l_tt; the row solves reuse it). The chain
+/// has no branch: after a failed pivot the columns are computed on (NaN),
+/// and nothing reads them (the front is abandoned); lane 0 alone writes
+/// each final column back (its copy is everyone's). kFull: w == NB
+/// (every block but a front's last), so no column test is left in the code.
+template <int kWarps, int NB, bool kFull, bool kPacked>
 __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
-                           const FrontShared<kWarps>& fs, FactorShared<NB>& fsh, int j0, int w, int& rel_col,
+                           const FrontShared<kWarps>& fs, FactorShared<NB>& fsh, int j0, int w_in, int& rel_col,
                            double& rel_piv, double& r) {
+  const int w = kFull ? NB : w_in;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   // |a_jj| of the block's pivots, lane t holding column j0 + t: from the
   // prologue's shared cache (loaded before the wait for the children).
@@ -292,38 +297,34 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
   for (int c = 0; c < NB; ++c)
 #pragma unroll
     for (int t = 0; t <= c; ++t) a[tri(c, t)] = c < w ? v.col(j0 + t)[j0 + c] : 0.0;
-  __syncwarp();  // every lane has read the block before any lane writes it back
+  __syncwarp();  // every lane has read the block before lane 0 writes any of it back
   int info = -1;
   double dinfo = 0.0, lt = 0.0;  // lt: l of column j0 + lane
 #pragma unroll
   for (int t = 0; t < NB; ++t) {
-    if (t < w && info < 0) {
+    if (t < w) {
       const double d = a[tri(t, t)];
-      if (!(d > 0.0)) {  // LAPACK's info: d <= 0 or NaN
+      if (!(d > 0.0) && info < 0) {  // LAPACK's info: d <= 0 or NaN (predicated, off the chain)
         info = j0 + t;
         dinfo = d;
-      } else {
-        const double rl = rsqrt(d);
-        a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt(inf) = 0: keep l = inf, as sqrt gives
-        if (lane == 0) fsh.rdiag[t] = rl;
-        if (lane == t) lt = a[tri(t, t)];
-#pragma unroll
-        for (int c = t + 1; c < NB; ++c) a[tri(c, t)] *= rl;
-#pragma unroll
-        for (int c = t + 1; c < NB; ++c)
-#pragma unroll
-          for (int c2 = t + 1; c2 <= c; ++c2) a[tri(c, c2)] -= a[tri(c, t)] * a[tri(c2, t)];
       }
-    }
-    // Column t is final: lane c writes its row c (entries selected from
-    // the registers by unrolled compares, no local-memory indexing), and
-    // its registers are free for the rest.
-    if (t < w) {
-      double x = 0.0;
+      const double rl = rsqrt(d);
+      a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt(inf) = 0: keep l = inf, as sqrt gives
+      if (lane == 0) fsh.rdiag[t] = rl;
 #pragma unroll
-      for (int c = t; c < NB; ++c)
-        if (lane == c) x = a[tri(c, t)];
-      if (lane >= t && lane < w) v.col(j0 + t)[j0 + lane] = x;
+      for (int c = t + 1; c < NB; ++c) a[tri(c, t)] *= rl;
+#pragma unroll
+      for (int c = t + 1; c < NB; ++c)
+#pragma unroll
+        for (int c2 = t + 1; c2 <= c; ++c2) a[tri(c, c2)] -= a[tri(c, t)] * a[tri(c2, t)];
+      // Column t is final: lane 0 writes it, and its registers are free
+      // for the rest.
+      if (lane == 0) {
+#pragma unroll
+        for (int c = t; c < NB; ++c)
+          if (c < w) v.col(j0 + t)[j0 + c] = a[tri(c, t)];
+      }
+      if (lane == t) lt = a[tri(t, t)];
     }
   }
   if (info < 0) {
@@ -354,10 +355,10 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
 
 /// Step (2) of factor(), all threads: rows i >= j1 = j0 + w of the block
 /// column [j0, j1) solved against its factorised diagonal block, one row per
-/// thread, x_t = (a_it - Σ_{s<t} x_s l_ts) · (1 / l_tt).
-template <int NB, bool kPacked>
-__device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int j0, int w, int m) {
-  const int j1 = j0 + w;
+/// thread, x_t = (a_it - Σ_{s<t} x_s l_ts) · (1 / l_tt). kFull: w == NB.
+template <int NB, bool kFull, bool kPacked>
+__device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int j0, int w_in, int m) {
+  const int w = kFull ? NB : w_in, j1 = j0 + w;
   for (int i = j1 + static_cast<int>(threadIdx.x); i < m; i += blockDim.x) {
     double x[NB];
 #pragma unroll
@@ -381,11 +382,13 @@ __device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int 
 /// i < skip (then c < skip too), which warp 0 updates itself (look-ahead:
 /// factor()). By warps [w_first, kWarps), CG columns per warp at a time
 /// (register tiling: each row's L(i, j0:j1) is loaded once for CG
-/// columns), lanes over rows.
-template <int kWarps, int CG, int NB, bool kPacked>
-__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int m, int skip, int w_first) {
+/// columns), lanes over rows; the CG sums of a row are computed side by
+/// side (independent chains) and only the entries on or below the diagonal
+/// are stored. kFull: w == NB.
+template <int kWarps, int CG, int NB, bool kFull, bool kPacked>
+__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w_in, int m, int skip, int w_first) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int j1 = j0 + w, nw = kWarps - w_first;
+  const int w = kFull ? NB : w_in, j1 = j0 + w, nw = kWarps - w_first;
   for (int c0 = j1 + (warp - w_first) * CG; c0 < m; c0 += nw * CG) {
     double lc[CG][NB];
 #pragma unroll
@@ -394,32 +397,36 @@ __device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w, int 
       for (int t = 0; t < NB; ++t) lc[u][t] = (t < w && c0 + u < m) ? v.col(j0 + t)[c0 + u] : 0.0;
     const int i0 = c0 < skip ? skip : c0;
     for (int i = i0 + lane; i < m; i += 32) {
-      double li[NB];
+      double li[NB], acc[CG];
 #pragma unroll
       for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
 #pragma unroll
-      for (int u = 0; u < CG; ++u) {
-        if (i >= c0 + u) {  // also implies c0 + u < m
-          double acc = 0.0;
+      for (int u = 0; u < CG; ++u) acc[u] = 0.0;
 #pragma unroll
-          for (int t = 0; t < NB; ++t)
-            if (t < w) acc += li[t] * lc[u][t];
-          v.col(c0 + u)[i] -= acc;
-        }
-      }
+      for (int t = 0; t < NB; ++t)
+#pragma unroll
+        for (int u = 0; u < CG; ++u)
+          if (t < w) acc[u] += li[t] * lc[u][t];
+#pragma unroll
+      for (int u = 0; u < CG; ++u)
+        if (i >= c0 + u) v.col(c0 + u)[i] -= acc[u];  // also implies c0 + u < m
     }
   }
 }
 
 /// Look-ahead part of step (3), by warp 0: the same update for the next
 /// diagonal block's lower triangle, j1 <= c <= i < j2 (at most NB(NB+1)/2
-/// entries, one lane each), with the same sums in the same order.
-template <int NB, bool kPacked>
-__device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int j2) {
-  const int lane = static_cast<int>(threadIdx.x) % 32, j1 = j0 + w, n2 = j2 - j1;
+/// entries, one lane each), with the same sums in the same order. kFull:
+/// w == NB (the current block's width).
+template <int NB, bool kFull, bool kPacked>
+__device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w_in, int j2) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, w = kFull ? NB : w_in, j1 = j0 + w, n2 = j2 - j1;
   for (int e = lane; e < n2 * (n2 + 1) / 2; e += 32) {
-    int i = 0, c = e;  // entry e of the triangle, row by row: (i, c), c <= i
-    while (c > i) c -= ++i;
+    // entry e of the triangle, row by row: row i starts at i(i+1)/2
+    int i = 0;
+#pragma unroll
+    for (int q = 1; q < NB; ++q) i += e >= q * (q + 1) / 2 ? 1 : 0;
+    const int c = e - i * (i + 1) / 2;
     double acc = 0.0;
 #pragma unroll
     for (int t = 0; t < NB; ++t)
@@ -427,6 +434,36 @@ __device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w, int
     v.col(j1 + c)[j1 + i] -= acc;
   }
 }
+
+/// State of the FusedLaunch::phases measurement in factor() (shared memory,
+/// one per block; rows: thread 0, thread 32): lap(r, acc) adds the cycles
+/// since thread r's last stamp to *acc (when acc is not null) and stamps.
+/// Thread 0's step is split in two: the look-ahead's update of the next
+/// diagonal block (update_next), then the rest (ph[0][2]).
+struct FactorClock {
+  unsigned long long last[2], ph[2][4], first_diag, update_next, t0;
+  __device__ void start(int r) {
+    for (int i = 0; i < 4; ++i) ph[r][i] = 0;
+    if (r == 0) first_diag = update_next = 0;
+    last[r] = clock64();
+    if (r == 0) t0 = last[0];
+  }
+  __device__ void lap(int r, unsigned long long* acc) {
+    const unsigned long long t = clock64();
+    if (acc) *acc += t - last[r];
+    last[r] = t;
+  }
+  __device__ void flush(unsigned long long* q, int r, int blocks) {
+    if (r == 0) {
+      atomicAdd(q + kPhaseFronts, 1ULL);
+      atomicAdd(q + kPhaseBlocks, static_cast<unsigned long long>(blocks));
+      atomicAdd(q + kPhaseFactor, clock64() - t0);
+      atomicAdd(q + kPhaseFirstDiag, first_diag);
+      atomicAdd(q + kPhaseUpdateNext, update_next);
+    }
+    for (int i = 0; i < 4; ++i) atomicAdd(q + kPhaseRole0 + 4 * r + i, ph[r][i]);
+  }
+};
 
 /// Blocked right-looking Cholesky of the k pivots of the front with a
 /// look-ahead of one block, blocks of NB columns [j0, j1) (NB = 4 for the
@@ -454,8 +491,18 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   int rel_col = -1;  // warp 0 (uniform in the warp)
   double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);  // r: per lane of warp 0
   const bool ahead = p.lookahead && kWarps > 1;
-  if (k > 0 && warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, 0, k < NB ? k : NB, rel_col, rel_piv, r);
+  // Measurement knob (FusedLaunch::phases): threads 0 and 32 time the steps.
+  // Its state is in shared memory, so that the knob costs the kernel no
+  // registers when it is off.
+  const bool timed = kWarps > 4 && p.phases && (threadIdx.x == 0 || threadIdx.x == 32);
+  __shared__ FactorClock clk;
+  if (timed) clk.start(threadIdx.x / 32);
+  if (k > 0 && warp == 0) {
+    if (k >= NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, 0, NB, rel_col, rel_piv, r);
+    else diag_block<kWarps, NB, false>(p, f, v, fs, fsh, 0, k, rel_col, rel_piv, r);
+  }
   __syncthreads();
+  if (timed && threadIdx.x == 0) clk.lap(0, &clk.first_diag);
   for (int j0 = 0; j0 < k; j0 += NB) {
     const int w = k - j0 < NB ? k - j0 : NB, j1 = j0 + w;
     if (fsh.info >= 0) {
@@ -464,27 +511,42 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
       __syncthreads();
       return bad;
     }
-    row_solve<NB>(v, fsh.rdiag, j0, w, m);
+    if (timed) clk.lap(threadIdx.x / 32, nullptr);
+    if (w == NB) row_solve<NB, true>(v, fsh.rdiag, j0, w, m);
+    else row_solve<NB, false>(v, fsh.rdiag, j0, w, m);
+    if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][0]);
     __syncthreads();
+    if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][1]);
     const int w2 = k - j1 < NB ? k - j1 : NB;  // the next block's width (0: none)
     if (ahead && w2 > 0) {
       if (warp == 0) {
-        update_next_diag<NB>(v, j0, w, j1 + w2);
+        // (w < NB only for a front's last block, which has no next one)
+        update_next_diag<NB, true>(v, j0, NB, j1 + w2);
         __syncwarp();
-        diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+        if (timed) clk.lap(0, &clk.update_next);
+        if (w2 == NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, j1, NB, rel_col, rel_piv, r);
+        else diag_block<kWarps, NB, false>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
       } else {
-        trailing_update<kWarps, kCG, NB>(v, j0, w, m, j1 + w2, 1);
+        trailing_update<kWarps, kCG, NB, true>(v, j0, NB, m, j1 + w2, 1);
       }
+      if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][2]);
       __syncthreads();
+      if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][3]);
     } else {
-      trailing_update<kWarps, kCG, NB>(v, j0, w, m, j1, 0);
+      if (w == NB) trailing_update<kWarps, kCG, NB, true>(v, j0, w, m, j1, 0);
+      else trailing_update<kWarps, kCG, NB, false>(v, j0, w, m, j1, 0);
       __syncthreads();
       if (w2 > 0) {
-        if (warp == 0) diag_block<kWarps, NB>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+        if (warp == 0) {
+          if (w2 == NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, j1, NB, rel_col, rel_piv, r);
+          else diag_block<kWarps, NB, false>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
+        }
         __syncthreads();
       }
+      if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][2]);  // both steps and their barriers
     }
   }
+  if (timed) clk.flush(p.phases, threadIdx.x / 32, (k + NB - 1) / NB);
   // The smallest ratio over warp 0's lanes (a minimum: any order gives it).
   if (warp == 0)
 #pragma unroll

@@ -104,6 +104,25 @@ constexpr int kFusedBlock = 8;
 constexpr int kTrailCols = 2;
 constexpr int kTrailColsLarge = 2;  ///< the default of FusedLaunch::large_cols
 
+/// Words of FusedLaunch::phases (SM cycles, clock64(), summed over the large
+/// launch's fronts): fronts and blocks of columns counted; cycles of
+/// factor() as thread 0 sees it, of its part before the block loop (the
+/// first diagonal block and a barrier); of the look-ahead's update of the
+/// next diagonal block (thread 0, inside its step); then per block of columns, for
+/// thread 0 (warp 0, which factorises the next diagonal block) and for
+/// thread 32 (warp 1, a trailing-update warp): the row solve, the wait at
+/// the barrier after it, the step after that (look-ahead or trailing
+/// update), and the wait at the barrier that closes the block.
+enum FusedPhase : int {
+  kPhaseFronts = 0,
+  kPhaseBlocks,
+  kPhaseFactor,
+  kPhaseFirstDiag,
+  kPhaseUpdateNext,  ///< thread 0: the look-ahead's update of the next diagonal block (part of its step)
+  kPhaseRole0,  ///< 4 words for thread 0, then 4 for thread 32: row solve, wait, step, wait
+  kFusedPhaseWords = kPhaseRole0 + 8
+};
+
 /// Results and synchronisation words of one launch (device memory, zeroed
 /// before the launch by launch_fused_subtree).
 struct FusedStatus {
@@ -141,6 +160,11 @@ struct FusedLaunch {
   /// that receive each front's %globaltimer stamps in ns (zeroed by
   /// launch_fused_subtree; fused_trace_summary reads them).
   unsigned long long* trace = nullptr;
+  /// Null (default), or kFusedPhaseWords words of device memory, zeroed
+  /// by the caller before the launch, that receive clock64() cycle sums of
+  /// factor()'s steps in the large launch (FusedPhase; measurement knob
+  /// STARFRONT_FUSED_PHASES=1).
+  unsigned long long* phases = nullptr;
   /// Back-off of a thread polling a child's flag between two loads, ns
   /// (__nanosleep; 0: spin).
   unsigned int poll_sleep_ns = 64;

@@ -151,7 +151,10 @@ struct Workspace {
   unsigned long long* fused_trace = nullptr;
   std::size_t fused_trace_cap = 0;  ///< words
   std::vector<std::uint64_t> host_trace;
+  /// STARFRONT_FUSED_PHASES=1 only (measurement knob): FusedLaunch::phases.
+  unsigned long long* fused_phases = nullptr;
   ~Workspace() {
+    cudaFree(fused_phases);
     cudaFree(fused_trace);
     for (cudaEvent_t e : fused_events)
       if (e) cudaEventDestroy(e);
@@ -514,7 +517,9 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // STARFRONT_FUSED_SLEEP_NS: the flag polling's back-off (default 64 ns);
   // STARFRONT_FUSED_LOOKAHEAD=0: factor() without its look-ahead;
   // STARFRONT_FUSED_OVERLAP=0: the large fronts' launch after the small
-  // fronts' launch has completed, not overlapping it.
+  // fronts' launch has completed, not overlapping it;
+  // STARFRONT_FUSED_PHASES=1: cycles of factor()'s steps in the large launch
+  // (FusedLaunch::phases), printed to stderr at every execution.
   static const bool early = [] {
     const char* e = std::getenv("STARFRONT_FUSED_EARLY");
     return !(e && std::string(e) == "0");
@@ -534,6 +539,10 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   static const bool overlap = [] {
     const char* e = std::getenv("STARFRONT_FUSED_OVERLAP");
     return !(e && std::string(e) == "0");
+  }();
+  static const bool phases = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_PHASES");
+    return e && std::string(e) == "1";
   }();
   // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
   // trailing-update columns (FusedLaunch::large_threads / large_cols).
@@ -560,6 +569,13 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   }
   p.trace = trace ? w.fused_trace : nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
+  if (phases) {
+    constexpr std::size_t bytes = sizeof(unsigned long long) * kFusedPhaseWords;
+    if ((!w.fused_phases && !cuda_ok(cudaMalloc(&w.fused_phases, bytes), "cudaMalloc", G, t, ctx)) ||
+        !cuda_ok(cudaMemsetAsync(w.fused_phases, 0, bytes, stream), "cudaMemsetAsync", G, t, ctx))
+      return;
+    p.phases = w.fused_phases;
+  }
   int launches = 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
@@ -602,6 +618,25 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
                  1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
                  1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),
                  static_cast<long long>(S.traced[1]));
+  }
+  if (phases) {
+    unsigned long long h[kFusedPhaseWords];
+    int khz = 0, dev = 0;
+    if (!cuda_ok(cudaMemcpy(h, w.fused_phases, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy", G, t, ctx)) return;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+    const double nf = h[kPhaseFronts] ? static_cast<double>(h[kPhaseFronts]) : 1.0;
+    const double nb = h[kPhaseBlocks] ? static_cast<double>(h[kPhaseBlocks]) : 1.0;
+    auto per = [&](int i) { return static_cast<double>(h[kPhaseRole0 + i]) / nb; };
+    std::fprintf(stderr,
+                 "fused phases %s: %llu large fronts, %llu blocks of columns; cycles (max clock %.2f GHz): factor "
+                 "%.0f a front, of which first diagonal block %.0f; a block, thread 0 | thread 32: row solve %.0f | "
+                 "%.0f, wait %.0f | %.0f, next step %.0f (update of the next diagonal block %.0f) | %.0f, wait "
+                 "%.0f | %.0f\n",
+                 task_name(G, t).c_str(), h[kPhaseFronts], h[kPhaseBlocks], 1e-6 * khz,
+                 static_cast<double>(h[kPhaseFactor]) / nf, static_cast<double>(h[kPhaseFirstDiag]) / nf, per(0),
+                 per(4), per(1), per(5), per(2) + static_cast<double>(h[kPhaseUpdateNext]) / nb,
+                 static_cast<double>(h[kPhaseUpdateNext]) / nb, per(6), per(3), per(7));
   }
   const FusedStatus st = *w.host_status;
   FrontResult r;

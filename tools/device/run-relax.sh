@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Issue 6: the fused GPU subtree kernel against the amalgamation of the
+# assembly tree (fewer, larger fronts: a shorter chain of fronts for the
+# kernel), on the GPU machine. Build and bundle here first (tools/setup.sh;
+# STARFRONT_DEVICE_DIR=/work/main/.device/relax tools/device/bundle.sh), then
+# run(command="bash .device/relax/run-relax.sh [STEP...]", carry=[".device/relax"]).
+# Steps (all when none is given); every command has its own timeout; each
+# writes under $OUT:
+#   tests     tests.txt: test_cuda_blas, test_cuda_front, test_cuda_factorize,
+#             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
+#             (STARFRONT_REQUIRE_GPU=1); then test_cuda_fused again with each
+#             environment setting of TEST_VARIANTS (e.g.
+#             "STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LOOKAHEAD=0")
+#   sanitize  sanitizer.txt: compute-sanitizer racecheck and synccheck of the
+#             panel factorisation's tests (test_cuda_blas, GpuPotrfPanel*),
+#             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus
+#   relax     relax.md: gpu_bench --fused --repeat 30 --ncpu 16 --no-cholmod
+#             --no-cusolversp on the two power-grid matrices for every
+#             amalgamation R:M:Z in SWEEP (default "4:16:0.1 4:16:0.2
+#             4:16:0.3 4:24:0.2 4:32:0.2 8:32:0.1"; --relax-small R
+#             --relax-mid M --relax-zeros Z; 4:16:0.1 is the default), ROUNDS
+#             rounds (default 2) alternating, then the kernel trace
+#             (STARFRONT_FUSED_TRACE=1) of the first and last settings
+#   ncu       ncu.txt: Nsight Compute on the large launch (512 threads) of
+#             activsg2000_hykkt_10's fused kernel, default amalgamation
+#             and RELAX (if set)
+#   phases    phases.txt: the cycles of factor()'s steps in the large launch
+#             (STARFRONT_FUSED_PHASES=1) and the kernel trace
+#             (STARFRONT_FUSED_TRACE=1), as built and with each setting of
+#             PHASE_VARIANTS (default: the 384x2 and 256x4 large launches,
+#             no look-ahead)
+#   sass      fused-sass.txt.xz: cuobjdump -sass of the fused kernels
+#   ab        ab.md: this bundle's gpu_bench against gpu_bench_old (put beside
+#             this script), and the new one with each AB_VARIANTS setting
+#             (default STARFRONT_FUSED_LARGE=384x2), ROUNDS (3) alternating
+#             rounds of gpu_bench --fused --repeat 30 on the power-grid
+#             matrices
+#   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu 16 on every SPD
+#             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
+#             with the amalgamation RELAX="R:M:Z" when it is set
+set -uo pipefail
+# shellcheck source=tools/device/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
+steps=${*:-tests sanitize relax ncu phases ab bench}
+has() { [[ " $steps " == *" $1 "* ]]; }
+grid=("$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx")
+# relax_args R:M:Z -> gpu_bench's amalgamation options (nothing for "")
+relax_args() {
+  [ -n "${1:-}" ] || return 0
+  local r m z
+  IFS=: read -r r m z <<<"$1"
+  echo "--relax-small $r --relax-mid $m --relax-zeros $z"
+}
+keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU|error|fail)|^\| matrix'
+if has tests; then
+  {
+    gpu_tests test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt
+    for v in ${TEST_VARIANTS:-}; do
+      echo "### with $v:"
+      env "$v" bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_fused"
+    done
+  } 2>&1 | tee "$out/tests.txt"
+fi
+san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if has sanitize; then
+  {
+    for tool in racecheck synccheck; do
+      echo "### compute-sanitizer --tool $tool test_cuda_blas --gtest_filter='GpuPotrfPanel*'"
+      STARFRONT_REQUIRE_GPU=1 timeout 150 "$san" --tool "$tool" "$b/bin/test_cuda_blas" --gtest_filter='*GpuPotrfPanel*' 2>&1 |
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Barrier|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
+      echo "exit ${PIPESTATUS[0]}"
+    done
+    for tool in racecheck memcheck; do
+      echo "### compute-sanitizer --tool $tool gpu_bench --fused --repeat 1 1138_bus $(relax_args "${RELAX:-}")"
+      # shellcheck disable=SC2046
+      timeout 60 "$san" --tool "$tool" "$b/bin/gpu_bench" --fused --repeat 1 --ncpu 4 --no-cholmod --no-cusolversp \
+        $(relax_args "${RELAX:-}") "$b/data/spd/1138_bus.mtx" 2>&1 |
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error|error|hazard|gpu_bench:" | head -20
+      echo "exit ${PIPESTATUS[0]}"
+    done
+  } 2>&1 | tee "$out/sanitizer.txt"
+fi
+q=(--fused --repeat 30 --ncpu 16 --no-cholmod --no-cusolversp)
+sweep=${SWEEP:-4:16:0.1 4:16:0.2 4:16:0.3 4:24:0.2 4:32:0.2 8:32:0.1}
+if has relax; then
+  {
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      for s in $sweep; do
+        echo "### round $round, $(relax_args "$s"): gpu_bench ${q[*]} (power-grid matrices)"
+        # shellcheck disable=SC2046
+        timeout 60 "$b/bin/gpu_bench" "${q[@]}" $(relax_args "$s") "${grid[@]}" 2>&1 | grep -E "$keep|analysis"
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    done
+    first=${sweep%% *} last=${sweep##* }
+    for s in "$first" "$last"; do
+      echo "### trace, $(relax_args "$s"): STARFRONT_FUSED_TRACE=1 gpu_bench --fused --repeat 3"
+      # shellcheck disable=SC2046
+      STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod --no-cusolversp \
+        $(relax_args "$s") "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | tail -6
+    done
+  } 2>&1 | tee "$out/relax.md"
+fi
+if has ncu; then
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  sel=(--kernel-name-base demangled --kernel-name 'regex:\(int\)512' --launch-skip 3 --launch-count 1)
+  {
+    for s in "" ${RELAX:-}; do
+      echo "### ncu, large launch (512 threads), activsg2000_hykkt_10 $(relax_args "$s")"
+      # shellcheck disable=SC2046
+      timeout 200 "$ncu" "${sel[@]}" --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section Occupancy --section SourceCounters --section MemoryWorkloadAnalysis_Tables \
+        --section ComputeWorkloadAnalysis "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 4 --no-cholmod --no-cusolversp \
+        $(relax_args "$s") "$b/data/spd/activsg2000_hykkt_10.mtx" 2>&1 | grep -vE "perf_model|^\| |^gpu_bench|^$" | head -150
+      echo "exit ${PIPESTATUS[0]}"
+      echo "### ncu stall reasons (warps per issue-active cycle), the same kernel"
+      # shellcheck disable=SC2046
+      timeout 200 "$ncu" "${sel[@]}" --metrics 'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$' \
+        "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 4 --no-cholmod --no-cusolversp $(relax_args "$s") \
+        "$b/data/spd/activsg2000_hykkt_10.mtx" 2>&1 | grep -E "stalled|==PROF==|==ERROR==" | sort -k3 -g -r | head -40
+      echo "exit ${PIPESTATUS[0]}"
+    done
+  } 2>&1 | tee "$out/ncu.txt"
+fi
+if has phases; then
+  {
+    for v in "" ${PHASE_VARIANTS:-STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LARGE=256x4 STARFRONT_FUSED_LOOKAHEAD=0}; do
+      echo "### ${v:-as built}: STARFRONT_FUSED_PHASES=1 gpu_bench --fused --repeat 5 (power-grid matrices), then the trace"
+      env ${v:+"$v"} STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu 16 --no-cholmod \
+        --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused phases|gpu_bench: .*fused GPU" | tail -4
+      env ${v:+"$v"} STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod \
+        --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | sed -n '4p;5p;9p;10p'
+    done
+  } 2>&1 | tee "$out/phases.txt"
+fi
+if has sass; then
+  # The fused kernels' machine code (cuobjdump, when the machine has it).
+  cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null)
+  [ -n "$cuobjdump" ] && "$cuobjdump" -sass "$b/bin/gpu_bench" 2>&1 |
+    awk '/Function : .*fused_subtree_kernel/ {p = 1} /Function : / && !/fused_subtree_kernel/ {p = 0} p' |
+    xz -3 >"$out/fused-sass.txt.xz"
+  ls -la "$out/fused-sass.txt.xz"
+fi
+if has ab; then
+  # The fused kernel of this bundle against gpu_bench_old beside this
+  # script (an older build), alternating, ROUNDS rounds; each variant of
+  # AB_VARIANTS (environment settings of the new binary) too.
+  old=$here/gpu_bench_old
+  {
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      for v in old new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
+        g=$b/bin/gpu_bench e=STARFRONT_AB=$v
+        [ "$v" = old ] && g=$old
+        [[ "$v" == *=* ]] && e=$v
+        echo "### round $round, $v: gpu_bench ${q[*]} (power-grid matrices)"
+        env "$e" timeout 60 "$g" "${q[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    done
+  } 2>&1 | tee "$out/ab.md"
+fi
+if has bench; then
+  # shellcheck disable=SC2046
+  timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu 16 $(relax_args "${RELAX:-}") "$b"/data/spd/*.mtx lap2d:300 2>&1 |
+    grep -v perf_model_add_dir | tee "$out/bench.md"
+fi
