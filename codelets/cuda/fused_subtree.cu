@@ -381,15 +381,24 @@ __device__ void row_solve(const FrontView<kPacked>& v, const double* rdiag, int 
 /// ascending), for j1 = j0 + w <= c <= i < m, except the entries with
 /// i < skip (then c < skip too), which warp 0 updates itself (look-ahead:
 /// factor()). By warps [w_first, kWarps), CG columns per warp at a time
+/// (groups dealt as `snake` says, below)
 /// (register tiling: each row's L(i, j0:j1) is loaded once for CG
 /// columns), lanes over rows; the CG sums of a row are computed side by
 /// side (independent chains) and only the entries on or below the diagonal
 /// are stored. kFull: w == NB.
 template <int kWarps, int CG, int NB, bool kFull, bool kPacked>
-__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w_in, int m, int skip, int w_first) {
+__device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w_in, int m, int skip, int w_first,
+                                bool snake) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int w = kFull ? NB : w_in, j1 = j0 + w, nw = kWarps - w_first;
-  for (int c0 = j1 + (warp - w_first) * CG; c0 < m; c0 += nw * CG) {
+  const int w = kFull ? NB : w_in, j1 = j0 + w;
+  const int nw = kWarps - w_first, rank = warp - w_first;  // rank among the nw warps that update
+  // Groups of CG columns dealt in rounds of nw, with `snake` every other
+  // round in reverse order (round r: group r·nw + rank, or r·nw + nw - 1 -
+  // rank), so that each warp gets long and short columns alike.
+  for (int round = 0;; ++round) {
+    const int slot = snake && (round & 1) ? nw - 1 - rank : rank;
+    const int c0 = j1 + (round * nw + slot) * CG;
+    if (c0 >= m) break;  // every later round's group lies further right
     double lc[CG][NB];
 #pragma unroll
     for (int u = 0; u < CG; ++u)
@@ -527,14 +536,14 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
         if (w2 == NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, j1, NB, rel_col, rel_piv, r);
         else diag_block<kWarps, NB, false>(p, f, v, fs, fsh, j1, w2, rel_col, rel_piv, r);
       } else {
-        trailing_update<kWarps, kCG, NB, true>(v, j0, NB, m, j1 + w2, 1);
+        trailing_update<kWarps, kCG, NB, true>(v, j0, NB, m, j1 + w2, 1, p.snake);
       }
       if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][2]);
       __syncthreads();
       if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][3]);
     } else {
-      if (w == NB) trailing_update<kWarps, kCG, NB, true>(v, j0, w, m, j1, 0);
-      else trailing_update<kWarps, kCG, NB, false>(v, j0, w, m, j1, 0);
+      if (w == NB) trailing_update<kWarps, kCG, NB, true>(v, j0, w, m, j1, 0, p.snake);
+      else trailing_update<kWarps, kCG, NB, false>(v, j0, w, m, j1, 0, p.snake);
       __syncthreads();
       if (w2 > 0) {
         if (warp == 0) {
@@ -804,6 +813,7 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   e = lt == 512 && lc == 2   ? launch_part<512, 2>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
       : lt == 384 && lc == 2 ? launch_part<384, 2>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
       : lt == 256 && lc == 4 ? launch_part<256, 4>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
+      : lt == 512 && lc == 4 ? launch_part<512, 4>(p, p.nsmall, p.nfronts, p.max_order, &p.status->ticket[1], stream, overlap)
                              : cudaErrorInvalidValue;
   if (e != cudaSuccess) return e;
   if (launches && p.nfronts > p.nsmall) ++*launches;

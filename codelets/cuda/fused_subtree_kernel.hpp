@@ -74,7 +74,11 @@
 // Kurzak and J. Dongarra, "Implementing linear algebra routines on
 // multi-core processors with pipelining and a look ahead", PARA 2006, LNCS
 // 4699). Two block barriers per block of columns; every entry gets the same
-// sums in the same order as without the look-ahead.
+// sums in the same order as without the look-ahead. Full blocks (all but a
+// front's last) run code specialised for their width: no per-column test
+// in the diagonal block's chain or in the sums, the trailing update's sums
+// of a row side by side; the trailing update deals its column groups to
+// the warps in alternating order (FusedLaunch::snake).
 //
 // Pivot test (the CPU's: codelets/cpu/front_cholesky.hpp): a pivot d <= 0 or
 // NaN stops the front (LAPACK's info); otherwise the first column with l²
@@ -102,7 +106,7 @@ constexpr int kFusedBlock = 8;
 /// small launch, large launch (each row's L entries are loaded once for that
 /// many columns: fewer shared-memory loads per flop).
 constexpr int kTrailCols = 2;
-constexpr int kTrailColsLarge = 2;  ///< the default of FusedLaunch::large_cols
+constexpr int kTrailColsLarge = 4;  ///< the default of FusedLaunch::large_cols
 
 /// Words of FusedLaunch::phases (SM cycles, clock64(), summed over the large
 /// launch's fronts): fronts and blocks of columns counted; cycles of
@@ -177,8 +181,13 @@ struct FusedLaunch {
   /// why this cannot deadlock), or after it (measurement knob). With the
   /// overlap, launch_fused_subtree records no event between the launches.
   bool overlap_launches = true;
+  /// factor()'s trailing update deals its groups of columns to the warps
+  /// in rounds, every other round in reverse order, so that every warp
+  /// gets long and short columns alike (default); or in order (measurement
+  /// knob STARFRONT_FUSED_SNAKE=0).
+  bool snake = true;
   /// Shape of the large launch: threads per block and trailing-update
-  /// columns per warp at a time. Supported: 512×2 (default), 384×2, 256×4;
+  /// columns per warp at a time. Supported: 512×4 (default), 512×2, 384×2, 256×4;
   /// another pair makes launch_fused_subtree return cudaErrorInvalidValue
   /// (measurement knob: STARFRONT_FUSED_LARGE).
   int large_threads = kFusedLargeThreads;

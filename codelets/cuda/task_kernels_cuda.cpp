@@ -519,7 +519,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // STARFRONT_FUSED_OVERLAP=0: the large fronts' launch after the small
   // fronts' launch has completed, not overlapping it;
   // STARFRONT_FUSED_PHASES=1: cycles of factor()'s steps in the large launch
-  // (FusedLaunch::phases), printed to stderr at every execution.
+  // (FusedLaunch::phases), printed to stderr at every execution;
+  // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off.
   static const bool early = [] {
     const char* e = std::getenv("STARFRONT_FUSED_EARLY");
     return !(e && std::string(e) == "0");
@@ -540,6 +541,10 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     const char* e = std::getenv("STARFRONT_FUSED_OVERLAP");
     return !(e && std::string(e) == "0");
   }();
+  static const bool snake = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_SNAKE");
+    return !(e && std::string(e) == "0");
+  }();
   static const bool phases = [] {
     const char* e = std::getenv("STARFRONT_FUSED_PHASES");
     return e && std::string(e) == "1";
@@ -557,6 +562,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.large_cols = large.second;
   p.lookahead = lookahead;
   p.overlap_launches = overlap;
+  p.snake = snake;
   p.poll_sleep_ns = poll_sleep_ns;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && trace_words > w.fused_trace_cap) {

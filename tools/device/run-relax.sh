@@ -8,9 +8,11 @@
 # writes under $OUT:
 #   tests     tests.txt: test_cuda_blas, test_cuda_front, test_cuda_factorize,
 #             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
-#             (STARFRONT_REQUIRE_GPU=1); then test_cuda_fused again with each
+#             (STARFRONT_REQUIRE_GPU=1)
+#   vtests    vtests.txt (also after tests): test_cuda_fused with each
 #             environment setting of TEST_VARIANTS (e.g.
-#             "STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LOOKAHEAD=0")
+#             "STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LOOKAHEAD=0"; a
+#             comma joins settings: "A=1,B=2")
 #   sanitize  sanitizer.txt: compute-sanitizer racecheck and synccheck of the
 #             panel factorisation's tests (test_cuda_blas, GpuPotrfPanel*),
 #             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus
@@ -31,7 +33,8 @@
 #             no look-ahead)
 #   sass      fused-sass.txt.xz: cuobjdump -sass of the fused kernels
 #   ab        ab.md: this bundle's gpu_bench against gpu_bench_old (put beside
-#             this script), and the new one with each AB_VARIANTS setting
+#             this script; with AB_PREV=1 also gpu_bench_prev there, a
+#             second older build), and the new one with each AB_VARIANTS setting
 #             (default STARFRONT_FUSED_LARGE=384x2), ROUNDS (3) alternating
 #             rounds of gpu_bench --fused --repeat 30 on the power-grid
 #             matrices
@@ -55,11 +58,14 @@ keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU
 if has tests; then
   {
     gpu_tests test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt
-    for v in ${TEST_VARIANTS:-}; do
-      echo "### with $v:"
-      env "$v" bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_fused"
-    done
   } 2>&1 | tee "$out/tests.txt"
+fi
+if has tests || has vtests; then
+  for v in ${TEST_VARIANTS:-}; do
+    echo "### with ${v//,/ }:"
+    # shellcheck disable=SC2046
+    env $(tr , ' ' <<<"$v") bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_fused"
+  done 2>&1 | tee "$out/vtests.txt"
 fi
 san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if has sanitize; then
@@ -126,9 +132,11 @@ if has phases; then
   {
     for v in "" ${PHASE_VARIANTS:-STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LARGE=256x4 STARFRONT_FUSED_LOOKAHEAD=0}; do
       echo "### ${v:-as built}: STARFRONT_FUSED_PHASES=1 gpu_bench --fused --repeat 5 (power-grid matrices), then the trace"
-      env ${v:+"$v"} STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu 16 --no-cholmod \
+      # shellcheck disable=SC2046
+      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu 16 --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused phases|gpu_bench: .*fused GPU" | tail -4
-      env ${v:+"$v"} STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod \
+      # shellcheck disable=SC2046
+      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | sed -n '4p;5p;9p;10p'
     done
   } 2>&1 | tee "$out/phases.txt"
@@ -148,12 +156,14 @@ if has ab; then
   old=$here/gpu_bench_old
   {
     for round in $(seq 1 "${ROUNDS:-3}"); do
-      for v in old new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
+      for v in old ${AB_PREV:+prev} new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
         g=$b/bin/gpu_bench e=STARFRONT_AB=$v
         [ "$v" = old ] && g=$old
+        [ "$v" = prev ] && g=$here/gpu_bench_prev
         [[ "$v" == *=* ]] && e=$v
         echo "### round $round, $v: gpu_bench ${q[*]} (power-grid matrices)"
-        env "$e" timeout 60 "$g" "${q[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
+        # shellcheck disable=SC2046
+        env $(tr , ' ' <<<"$e") timeout 60 "$g" "${q[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
         echo "exit ${PIPESTATUS[0]}"
       done
     done
