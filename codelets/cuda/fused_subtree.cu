@@ -267,6 +267,25 @@ struct FactorShared {
 /// row in a flat register array.
 __host__ __device__ constexpr int tri(int c, int t) { return c * (c + 1) / 2 + t; }
 
+/// 1/sqrt(d) without a branch, for the diagonal block's serial chain: the
+/// hardware's approximation of the leading bits (rsqrt.approx.ftz.f64)
+/// and one third-order correction, r = r0 + r0·e·(1/2 + 3/8·e) with
+/// e = 1 - d·r0² (the refinement CUDA's rsqrt() applies on its fast path,
+/// which then branches to a slow path for subnormal, zero, infinite,
+/// negative and NaN arguments). Here, with selects and not branches, a
+/// subnormal d is scaled by 2^128 first (then r by 2^64) and +inf gives 0,
+/// as rsqrt(); d <= 0 and NaN give NaN or inf (the caller has flagged those
+/// pivots already).
+__device__ __forceinline__ double rsqrt_chain(double d) {
+  const bool sub = d < 2.2250738585072014e-308;  // DBL_MIN
+  const double ds = sub ? d * 3.4028236692093846e38 : d;  // 2^128
+  double r0;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(ds));
+  const double e = fma(-ds, r0 * r0, 1.0);
+  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  return isinf(d) ? 0.0 : sub ? r * 1.8446744073709552e19 : r;  // 2^64
+}
+
 /// Step (1) of factor(), by warp 0 only: factorises the diagonal block of
 /// columns [j0, j0 + w) and writes it back, and sets fsh.info / fsh.piv
 /// (LAPACK's info: the first pivot d <= 0 or NaN, -1 if none) and
@@ -277,11 +296,12 @@ __host__ __device__ constexpr int tri(int c, int t) { return c * (c + 1) / 2 + t
 /// registers (broadcast loads; the same instructions on the same values, so
 /// the copies are identical and every branch is uniform): no shuffle on the
 /// serial column chain, whose step is rsqrt -> scale -> update of the next
-/// pivot. l_tt = d·rsqrt(d) and the column is scaled by rsqrt(d) (as
+/// pivot. l_tt = d·r and the column is scaled by r = rsqrt_chain(d) (as
 /// LAPACK's dpotf2 scales by 1/l_tt; the row solves reuse it). The chain
 /// has no branch: after a failed pivot the columns are computed on (NaN),
-/// and nothing reads them (the front is abandoned); lane 0 alone writes
-/// each final column back (its copy is everyone's). kFull: w == NB
+/// and nothing reads them (the front is abandoned); each final column is
+/// written back by every lane (the same values to the same addresses).
+/// kFull: w == NB
 /// (every block but a front's last), so no column test is left in the code.
 template <int kWarps, int NB, bool kFull, bool kPacked>
 __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
@@ -308,22 +328,21 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
         info = j0 + t;
         dinfo = d;
       }
-      const double rl = rsqrt(d);
-      a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt(inf) = 0: keep l = inf, as sqrt gives
-      if (lane == 0) fsh.rdiag[t] = rl;
+      const double rl = rsqrt_chain(d);
+      a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt_chain(inf) = 0: keep l = inf, as sqrt gives
+      fsh.rdiag[t] = rl;  // every lane, the same value
 #pragma unroll
       for (int c = t + 1; c < NB; ++c) a[tri(c, t)] *= rl;
 #pragma unroll
       for (int c = t + 1; c < NB; ++c)
 #pragma unroll
         for (int c2 = t + 1; c2 <= c; ++c2) a[tri(c, c2)] -= a[tri(c, t)] * a[tri(c2, t)];
-      // Column t is final: lane 0 writes it, and its registers are free
+      // Column t is final: written back (every lane stores its identical
+      // copy to the same addresses: no branch), and its registers are free
       // for the rest.
-      if (lane == 0) {
 #pragma unroll
-        for (int c = t; c < NB; ++c)
-          if (c < w) v.col(j0 + t)[j0 + c] = a[tri(c, t)];
-      }
+      for (int c = t; c < NB; ++c)
+        if (c < w) v.col(j0 + t)[j0 + c] = a[tri(c, t)];
       if (lane == t) lt = a[tri(t, t)];
     }
   }

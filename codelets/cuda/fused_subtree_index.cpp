@@ -269,8 +269,8 @@ FrontResult fused_subtree_emulated(const TaskGraph& /*G*/, const FusedSubtreeInd
           info_piv = d;
           break;
         }
-        // As the kernel: rl = rsqrt(d) (there within 1 ulp of 1/sqrt(d)),
-        // l = d·rl, the column scaled by rl.
+        // As the kernel: rl = rsqrt_chain(d) (CUDA rsqrt's refinement, within 1 ulp of
+        // 1/sqrt(d)), l = d·rl, the column scaled by rl.
         const double rl = 1.0 / std::sqrt(d), l = std::isinf(d) ? d : d * rl, d2 = l * l;
         const std::int64_t src = X.diag[f.diag_begin + j];
         const double ajj = src >= 0 ? std::fabs(values[src]) : 0.0;

@@ -15,7 +15,9 @@
 #             comma joins settings: "A=1,B=2")
 #   sanitize  sanitizer.txt: compute-sanitizer racecheck and synccheck of the
 #             panel factorisation's tests (test_cuda_blas, GpuPotrfPanel*),
-#             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus
+#             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus,
+#             memcheck on bcsstk13 and activsg2000_hykkt_10, racecheck on
+#             activsg2000_hykkt_10 (RACE_S seconds at most, default 150)
 #   relax     relax.md: gpu_bench --fused --repeat 30 --ncpu 16 --no-cholmod
 #             --no-cusolversp on the two power-grid matrices for every
 #             amalgamation R:M:Z in SWEEP (default "4:16:0.1 4:16:0.2
@@ -76,11 +78,15 @@ if has sanitize; then
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Barrier|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
       echo "exit ${PIPESTATUS[0]}"
     done
-    for tool in racecheck memcheck; do
-      echo "### compute-sanitizer --tool $tool gpu_bench --fused --repeat 1 1138_bus $(relax_args "${RELAX:-}")"
+    # 1138_bus: the small launch only; bcsstk13 and activsg2000: the large
+    # launch (512 threads) too.
+    for run in "racecheck 1138_bus 60" "memcheck 1138_bus 60" "memcheck bcsstk13 90" "memcheck activsg2000_hykkt_10 90" \
+               "racecheck activsg2000_hykkt_10 ${RACE_S:-150}"; do
+      read -r tool mat secs <<<"$run"
+      echo "### compute-sanitizer --tool $tool gpu_bench --fused --repeat 1 $mat $(relax_args "${RELAX:-}") (${secs} s at most)"
       # shellcheck disable=SC2046
-      timeout 60 "$san" --tool "$tool" "$b/bin/gpu_bench" --fused --repeat 1 --ncpu 4 --no-cholmod --no-cusolversp \
-        $(relax_args "${RELAX:-}") "$b/data/spd/1138_bus.mtx" 2>&1 |
+      timeout "$secs" "$san" --tool "$tool" "$b/bin/gpu_bench" --fused --repeat 1 --ncpu 4 --no-cholmod --no-cusolversp \
+        $(relax_args "${RELAX:-}") "$b/data/spd/$mat.mtx" 2>&1 |
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error|error|hazard|gpu_bench:" | head -20
       echo "exit ${PIPESTATUS[0]}"
     done
