@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Issue 6: the fused GPU subtree kernel against the amalgamation of the
-# assembly tree (fewer, larger fronts: a shorter chain of fronts for the
-# kernel), on the GPU machine. Build and bundle here first (tools/setup.sh;
-# STARFRONT_DEVICE_DIR=/work/main/.device/relax tools/device/bundle.sh), then
+# Issue 6: the fused GPU subtree kernel by steps, on the GPU machine: GPU
+# tests and their knob variants, compute-sanitizer, an amalgamation sweep
+# (fewer, larger fronts: a shorter chain of fronts for the kernel), Nsight
+# Compute, the cycle profile of factor() (STARFRONT_FUSED_PHASES), the
+# machine code, old/new A/B and the baselines (bench/README.md, "Leaner
+# dense steps in the fused kernel"). Build and bundle here first
+# (tools/setup.sh; STARFRONT_DEVICE_DIR=/work/main/.device/relax
+# tools/device/bundle.sh; for `ab`, an older gpu_bench beside this script
+# as gpu_bench_old), then
 # run(command="bash .device/relax/run-relax.sh [STEP...]", carry=[".device/relax"]).
 # Steps (all when none is given); every command has its own timeout; each
 # writes under $OUT:
