@@ -31,6 +31,13 @@
 namespace starfront {
 namespace {
 
+/// Whether environment variable `name` is set to exactly `value` (the
+/// measurement knobs below are read once, at a codelet's first run).
+bool env_is(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::strcmp(e, value) == 0;
+}
+
 std::array<std::atomic<long long>, kTaskKinds> g_executions{};
 std::atomic<long long> g_potrf_failures{0};
 std::atomic<long long> g_front_failures{0};
@@ -521,34 +528,16 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // STARFRONT_FUSED_PHASES=1: cycles of factor()'s steps in the large launch
   // (FusedLaunch::phases), printed to stderr at every execution;
   // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off.
-  static const bool early = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_EARLY");
-    return !(e && std::string(e) == "0");
-  }();
-  static const bool trace = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_TRACE");
-    return e && std::string(e) == "1";
-  }();
+  static const bool early = !env_is("STARFRONT_FUSED_EARLY", "0");
+  static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1");
   static const unsigned poll_sleep_ns = [] {
     const char* e = std::getenv("STARFRONT_FUSED_SLEEP_NS");
     return e && *e ? static_cast<unsigned>(std::strtoul(e, nullptr, 10)) : 64u;
   }();
-  static const bool lookahead = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_LOOKAHEAD");
-    return !(e && std::string(e) == "0");
-  }();
-  static const bool overlap = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_OVERLAP");
-    return !(e && std::string(e) == "0");
-  }();
-  static const bool snake = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_SNAKE");
-    return !(e && std::string(e) == "0");
-  }();
-  static const bool phases = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_PHASES");
-    return e && std::string(e) == "1";
-  }();
+  static const bool lookahead = !env_is("STARFRONT_FUSED_LOOKAHEAD", "0");
+  static const bool overlap = !env_is("STARFRONT_FUSED_OVERLAP", "0");
+  static const bool snake = !env_is("STARFRONT_FUSED_SNAKE", "0");
+  static const bool phases = env_is("STARFRONT_FUSED_PHASES", "1");
   // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
   // trailing-update columns (FusedLaunch::large_threads / large_cols).
   static const std::pair<int, int> large = [] {
