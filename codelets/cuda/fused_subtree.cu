@@ -81,6 +81,38 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
 /// prologue, before the wait; further children are read from global memory).
 constexpr int kChildCache = 32;
 
+/// State of the FusedLaunch::phases measurement in factor() (shared memory,
+/// one per block, in FrontShared: one copy per kernel, so that the knob
+/// costs neither registers nor the shared memory of a front; rows: thread
+/// 0, thread 32): lap(r, acc) adds the cycles
+/// since thread r's last stamp to *acc (when acc is not null) and stamps.
+/// Thread 0's step is split in two: the look-ahead's update of the next
+/// diagonal block (update_next), then the rest (ph[0][2]).
+struct FactorClock {
+  unsigned long long last[2], ph[2][4], first_diag, update_next, t0;
+  __device__ void start(int r) {
+    for (int i = 0; i < 4; ++i) ph[r][i] = 0;
+    if (r == 0) first_diag = update_next = 0;
+    last[r] = clock64();
+    if (r == 0) t0 = last[0];
+  }
+  __device__ void lap(int r, unsigned long long* acc) {
+    const unsigned long long t = clock64();
+    if (acc) *acc += t - last[r];
+    last[r] = t;
+  }
+  __device__ void flush(unsigned long long* q, int r, int blocks) {
+    if (r == 0) {
+      atomicAdd(q + kPhaseFronts, 1ULL);
+      atomicAdd(q + kPhaseBlocks, static_cast<unsigned long long>(blocks));
+      atomicAdd(q + kPhaseFactor, clock64() - t0);
+      atomicAdd(q + kPhaseFirstDiag, first_diag);
+      atomicAdd(q + kPhaseUpdateNext, update_next);
+    }
+    for (int i = 0; i < 4; ++i) atomicAdd(q + kPhaseRole0 + 4 * r + i, ph[r][i]);
+  }
+};
+
 /// What the prologue of a front leaves in shared memory for the rest of it:
 /// |a_jj| of its first kAjjCache pivots (the pivot test's reference) and the
 /// descriptors of its first kChildCache children.
@@ -91,6 +123,7 @@ struct FrontShared {
   long long child_cb[kChildCache];
   long long child_rel[kChildCache];
   int child_mc[kChildCache];
+  FactorClock clk;  ///< FusedLaunch::phases only
 };
 
 /// |a_jj| of pivot j (local column) of front f: from the prologue's cache
@@ -317,7 +350,7 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
   for (int c = 0; c < NB; ++c)
 #pragma unroll
     for (int t = 0; t <= c; ++t) a[tri(c, t)] = c < w ? v.col(j0 + t)[j0 + c] : 0.0;
-  __syncwarp();  // every lane has read the block before lane 0 writes any of it back
+  __syncwarp();  // every lane has read the block before any lane writes it back
   int info = -1;
   double dinfo = 0.0, lt = 0.0;  // lt: l of column j0 + lane
 #pragma unroll
@@ -463,36 +496,6 @@ __device__ void update_next_diag(const FrontView<kPacked>& v, int j0, int w_in, 
   }
 }
 
-/// State of the FusedLaunch::phases measurement in factor() (shared memory,
-/// one per block; rows: thread 0, thread 32): lap(r, acc) adds the cycles
-/// since thread r's last stamp to *acc (when acc is not null) and stamps.
-/// Thread 0's step is split in two: the look-ahead's update of the next
-/// diagonal block (update_next), then the rest (ph[0][2]).
-struct FactorClock {
-  unsigned long long last[2], ph[2][4], first_diag, update_next, t0;
-  __device__ void start(int r) {
-    for (int i = 0; i < 4; ++i) ph[r][i] = 0;
-    if (r == 0) first_diag = update_next = 0;
-    last[r] = clock64();
-    if (r == 0) t0 = last[0];
-  }
-  __device__ void lap(int r, unsigned long long* acc) {
-    const unsigned long long t = clock64();
-    if (acc) *acc += t - last[r];
-    last[r] = t;
-  }
-  __device__ void flush(unsigned long long* q, int r, int blocks) {
-    if (r == 0) {
-      atomicAdd(q + kPhaseFronts, 1ULL);
-      atomicAdd(q + kPhaseBlocks, static_cast<unsigned long long>(blocks));
-      atomicAdd(q + kPhaseFactor, clock64() - t0);
-      atomicAdd(q + kPhaseFirstDiag, first_diag);
-      atomicAdd(q + kPhaseUpdateNext, update_next);
-    }
-    for (int i = 0; i < 4; ++i) atomicAdd(q + kPhaseRole0 + 4 * r + i, ph[r][i]);
-  }
-};
-
 /// Blocked right-looking Cholesky of the k pivots of the front with a
 /// look-ahead of one block, blocks of NB columns [j0, j1) (NB = 4 for the
 /// small-front blocks, kFusedBlock for the large ones): (1) warp 0
@@ -520,10 +523,10 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   double rel_piv = 0.0, r = __longlong_as_double(0x7ff0000000000000LL);  // r: per lane of warp 0
   const bool ahead = p.lookahead && kWarps > 1;
   // Measurement knob (FusedLaunch::phases): threads 0 and 32 time the steps.
-  // Its state is in shared memory, so that the knob costs the kernel no
-  // registers when it is off.
+  // Its state is in shared memory (fs.clk), so that the knob costs the
+  // kernel no registers when it is off.
   const bool timed = kWarps > 4 && p.phases && (threadIdx.x == 0 || threadIdx.x == 32);
-  __shared__ FactorClock clk;
+  FactorClock& clk = const_cast<FrontShared<kWarps>&>(fs).clk;
   if (timed) clk.start(threadIdx.x / 32);
   if (k > 0 && warp == 0) {
     if (k >= NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, 0, NB, rel_col, rel_piv, r);

@@ -9,7 +9,7 @@
 # tools/device/bundle.sh; for `ab`, an older gpu_bench beside this script
 # as gpu_bench_old), then
 # run(command="bash .device/relax/run-relax.sh [STEP...]", carry=[".device/relax"]).
-# Steps (all when none is given); every command has its own timeout; each
+# Steps (none given: tests sanitize relax ncu phases ab bench); every command has its own timeout; each
 # writes under $OUT:
 #   tests     tests.txt: test_cuda_blas, test_cuda_front, test_cuda_factorize,
 #             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
@@ -75,10 +75,12 @@ if has tests || has vtests; then
   done 2>&1 | tee "$out/vtests.txt"
 fi
 san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-if has sanitize; then
+if has sanitize && [ -z "$san" ]; then
+  echo "no compute-sanitizer on this machine" | tee "$out/sanitizer.txt"
+elif has sanitize; then
   {
     for tool in racecheck synccheck; do
-      echo "### compute-sanitizer --tool $tool test_cuda_blas --gtest_filter='GpuPotrfPanel*'"
+      echo "### compute-sanitizer --tool $tool test_cuda_blas --gtest_filter='*GpuPotrfPanel*'"
       STARFRONT_REQUIRE_GPU=1 timeout 150 "$san" --tool "$tool" "$b/bin/test_cuda_blas" --gtest_filter='*GpuPotrfPanel*' 2>&1 |
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Barrier|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
       echo "exit ${PIPESTATUS[0]}"
