@@ -123,7 +123,7 @@ struct FrontShared {
   long long child_cb[kChildCache];
   long long child_rel[kChildCache];
   int child_mc[kChildCache];
-  FactorClock clk;  ///< FusedLaunch::phases only
+  mutable FactorClock clk;  ///< FusedLaunch::phases only (factor() gets the rest read-only)
 };
 
 /// |a_jj| of pivot j (local column) of front f: from the prologue's cache
@@ -526,7 +526,7 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
   // Its state is in shared memory (fs.clk), so that the knob costs the
   // kernel no registers when it is off.
   const bool timed = kWarps > 4 && p.phases && (threadIdx.x == 0 || threadIdx.x == 32);
-  FactorClock& clk = const_cast<FrontShared<kWarps>&>(fs).clk;
+  FactorClock& clk = fs.clk;
   if (timed) clk.start(threadIdx.x / 32);
   if (k > 0 && warp == 0) {
     if (k >= NB) diag_block<kWarps, NB, true>(p, f, v, fs, fsh, 0, NB, rel_col, rel_piv, r);

@@ -288,6 +288,37 @@ bool cusolver_ok(cusolverStatus_t e, const char* what, const TaskGraph& G, const
   return false;
 }
 
+/// The DPOTRF of a tile's or a front's k×k diagonal block (leading
+/// dimension lda) on the worker's stream, as gpu_front_potrf(k) chooses:
+/// gpu_potrf_panel on the whole m×k panel (DPOTRF and TRSM together), or
+/// cuSOLVER's DPOTRF (its handle set to the stream and its workspace size
+/// queried by prepare(); nothing of cuSOLVER's is touched on the panel
+/// path). Both report through LAPACK's info in device memory. Errors are
+/// recorded in ctx, and the functions return false.
+struct GpuPotrf {
+  bool panel = false;
+  cusolverDnHandle_t h = nullptr;
+  int lwork = 0;  ///< cuSOLVER's workspace, doubles (0 for the panel)
+
+  bool prepare(int k, double* A, int lda, cudaStream_t stream, const TaskGraph& G, const Task& t,
+               FactorContext& ctx) {
+    panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
+    if (panel) return true;
+    h = starpu_cusolverDn_get_local_handle();
+    return cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx) &&
+           cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, k, A, lda, &lwork),
+                       "cusolverDnDpotrf_bufferSize", G, t, ctx);
+  }
+  /// hb: the worker's cuBLAS handle on the stream (used by the panel only);
+  /// w: holds the workspace (reserved for lwork) and the info flag.
+  bool run(cublasHandle_t hb, int m, int k, double* A, int lda, Workspace& w, const TaskGraph& G, const Task& t,
+           FactorContext& ctx) const {
+    if (panel) return cublas_ok(gpu_potrf_panel(hb, m, k, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx);
+    return cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, k, A, lda, w.work, w.work_cap, w.dev_info),
+                       "cusolverDnDpotrf", G, t, ctx);
+  }
+};
+
 /// Diagonal tile: cuSOLVER DPOTRF (gpu_potrf_panel for tiles of at most
 /// kGpuPanelMaxK columns: gpu_front_potrf), then the same pivot test as the CPU
 /// (check_pivots on the diagonal copied to the host). Synchronises the
@@ -306,31 +337,19 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
   const int lda = ld_of(b, buffers[0]);
   const idx_t first = P.symbolic->super_start[t.front] + b.col0;
   cudaStream_t stream = starpu_cuda_get_local_stream();
-  const bool panel = gpu_front_potrf(n) == GpuFrontPotrf::panel;
-  cusolverDnHandle_t h = nullptr;
-  int lwork = 0;  // cuSOLVER's workspace (none for the panel)
-  if (!panel) {
-    h = starpu_cusolverDn_get_local_handle();
-    if (!cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx) ||
-        !cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, &lwork),
-                     "cusolverDnDpotrf_bufferSize", G, t, ctx))
-      return;
-  }
+  GpuPotrf dpotrf;
+  if (!dpotrf.prepare(n, A, lda, stream, G, t, ctx)) return;
   Workspace& w = local_workspace();
-  if (w.grows(n, lwork) && !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx)) return;
-  if (!cuda_ok(w.reserve(n, lwork), "cudaMalloc", G, t, ctx)) return;
+  if (w.grows(n, dpotrf.lwork) && !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
+    return;
+  if (!cuda_ok(w.reserve(n, dpotrf.lwork), "cudaMalloc", G, t, ctx)) return;
   const std::size_t row_bytes = sizeof(double) * static_cast<std::size_t>(n);
   if (!cuda_ok(cudaMemcpy2DAsync(w.backup, row_bytes, A, sizeof(double) * lda, row_bytes, n,
                                  cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpy2DAsync", G, t, ctx))
     return;
-  if (panel) {
-    cublasHandle_t hb = local_cublas(G, t, ctx);
-    if (!hb || !cublas_ok(gpu_potrf_panel(hb, n, n, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx)) return;
-  } else if (!cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, A, lda, w.work, w.work_cap, w.dev_info),
-                          "cusolverDnDpotrf", G, t, ctx)) {
-    return;
-  }
+  cublasHandle_t hb = dpotrf.panel ? local_cublas(G, t, ctx) : nullptr;
+  if ((dpotrf.panel && !hb) || !dpotrf.run(hb, n, n, A, lda, w, G, t, ctx)) return;
   if (!cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx) ||
       !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), A, sizeof(double) * (lda + 1), sizeof(double),
@@ -741,35 +760,24 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx)) return;
   mark(1);
   const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
-  const bool panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
-  cusolverDnHandle_t hs = nullptr;
-  int lwork = 0;  // cuSOLVER's workspace (none for the panel)
-  if (!panel) {
-    hs = starpu_cusolverDn_get_local_handle();
-    if (!cusolver_ok(cusolverDnSetStream(hs, stream), "cusolverDnSetStream", G, t, ctx) ||
-        !cusolver_ok(cusolverDnDpotrf_bufferSize(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, &lwork),
-                     "cusolverDnDpotrf_bufferSize", G, t, ctx))
-      return;
-  }
+  GpuPotrf dpotrf;
+  if (!dpotrf.prepare(ik, L, im, stream, G, t, ctx)) return;
+  const bool panel = dpotrf.panel;
   Workspace& w = local_workspace();
   // Deferred mode needs no backup (a failure is reported by a second,
   // synchronous factorisation): room for the workspace and the info flag
   // only, after the queued work of earlier fronts when a buffer is replaced.
   const int backup_order = slot ? 0 : ik;
-  if (w.grows(backup_order, lwork) &&
+  if (w.grows(backup_order, dpotrf.lwork) &&
       !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
     return;
-  if (!cuda_ok(w.reserve(backup_order, lwork), "cudaMalloc", G, t, ctx)) return;
+  if (!cuda_ok(w.reserve(backup_order, dpotrf.lwork), "cudaMalloc", G, t, ctx)) return;
   const idx_t first = P.symbolic->super_start[s];
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
   // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below) or
   // gpu_potrf_panel (DPOTRF and TRSM together).
-  auto factor = [&] {
-    if (panel) return cublas_ok(gpu_potrf_panel(h, im, ik, L, im, w.dev_info), "gpu_potrf_panel", G, t, ctx);
-    return cusolver_ok(cusolverDnDpotrf(hs, CUBLAS_FILL_MODE_LOWER, ik, L, im, w.work, w.work_cap, w.dev_info),
-                       "cusolverDnDpotrf", G, t, ctx);
-  };
+  auto factor = [&] { return dpotrf.run(h, im, ik, L, im, w, G, t, ctx); };
   if (slot) {
     const idx_t nacc = t.acc_end - t.acc_begin;
     const double* values = extra_of<double>(buffers, nacc, 0);
