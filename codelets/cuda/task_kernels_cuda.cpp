@@ -502,10 +502,14 @@ void extend_add(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssembly
 
 /// A fused subtree task in one kernel launch (fused_subtree_kernel.hpp).
 /// Buffers: the panel block, the root's CB slot when the root has a CB, then
-/// A's values and the uploaded index blob (gpu_assembly_cache.hpp). Waits
+/// A's values and the uploaded index blob (gpu_assembly_cache.hpp).
+/// mapped_panel (GraphTaskArgs::mapped_panel): when set, the task has no
+/// panel buffer (the others move up one) and L is written there
+/// (page-locked host memory the device addresses). Waits
 /// for the kernel (the failure status is needed now, so that later tasks
 /// skip their work as after a CPU failure) and records the outcome.
-void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx) {
+void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx,
+             double* mapped_panel) {
   const Task& t = G.tasks[ti];
   const FrontPlan& P = *G.plan;
   const FusedTaskIndex& fi = X.task[ti];
@@ -519,16 +523,18 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   if (!cuda_ok(w.reserve_fused(static_cast<std::size_t>(fi.workspace), static_cast<int>(fi.nfronts)), "cudaMalloc",
                G, t, ctx))
     return;
-  const char* blob = extra_of<char>(buffers, n, 1);
+  // A mapped panel has no buffer: the root's CB and the extras move up one.
+  const idx_t skip = mapped_panel ? 1 : 0;
+  const char* blob = extra_of<char>(buffers, n - skip, 1);
   FusedLaunch p;
   p.fronts = reinterpret_cast<const FusedFront*>(blob + X.off_fronts) + fi.front_begin;
   p.children = reinterpret_cast<const FusedChild*>(blob + X.off_children);
   p.rel = reinterpret_cast<const std::int32_t*>(blob + X.off_rel);
   p.entries = reinterpret_cast<const FusedEntry*>(blob + X.off_entries);
   p.diag = reinterpret_cast<const std::int64_t*>(blob + X.off_diag);
-  p.values = extra_of<double>(buffers, n, 0);
-  p.panel = ptr_of(buffers[0]);
-  p.root_cb = has_cb ? ptr_of(buffers[1]) : nullptr;
+  p.values = extra_of<double>(buffers, n - skip, 0);
+  p.panel = mapped_panel ? mapped_panel : ptr_of(buffers[0]);
+  p.root_cb = has_cb ? ptr_of(buffers[1 - skip]) : nullptr;
   p.workspace = w.fused_ws;
   p.status = w.fused_status;
   p.nfronts = static_cast<int>(fi.nfronts);
@@ -1053,13 +1059,36 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
       if (!a->fused) {
         ctx.record_device_error(std::string("no fused subtree index for ") + task_name(G, t));
       } else {
-        subtree(G, a->task, buffers, *a->fused, ctx);
+        subtree(G, a->task, buffers, *a->fused, ctx, a->mapped_panel);
       }
       break;
     default:
       ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
       break;
   }
+}
+
+bool cuda_host_pointer_usable(const void* p) {
+  int ndev = 0;
+  if (!p || cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  for (int d = 0; d < ndev; ++d) {
+    int uva = 0, same = 0;
+    if (cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&same, cudaDevAttrCanUseHostPointerForRegisteredMem, d) != cudaSuccess || !uva ||
+        !same) {
+      (void)cudaGetLastError();
+      return false;
+    }
+  }
+  void* d = nullptr;
+  if (cudaHostGetDevicePointer(&d, const_cast<void*>(p), 0) != cudaSuccess || d != p) {
+    (void)cudaGetLastError();  // not page-locked (or not mapped)
+    return false;
+  }
+  return true;
 }
 
 GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n) {

@@ -56,6 +56,9 @@ void graph_task_cuda(void* buffers[], void* cl_arg);
 GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n);
 void free_mapped_pivot_slots(GpuPivotSlot* slots);
 
+/// gpus_address_pinned_host (task_codelets.hpp) with CUDA.
+bool cuda_host_pointer_usable(const void* p);
+
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);
 /// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).

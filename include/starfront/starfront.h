@@ -115,7 +115,8 @@ starfront_status starfront_last_error_info(starfront_error_info* info);
 typedef struct starfront_runtime starfront_runtime;
 
 typedef struct starfront_runtime_options {
-  int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU */
+  int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU, less one left
+                              to the application when ncuda > 0 and at least two remain */
   int ncuda;             /**< CUDA workers (GPUs); default 0. With CUDA workers (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
   const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
 } starfront_runtime_options;

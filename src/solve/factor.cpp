@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace starfront {
 
 const char* factor_method_name(FactorMethod m) {
@@ -156,10 +160,40 @@ Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFacto
 
 bool copy_values_finite(const double* src, std::size_t n, double* dst) {
   // A double is not finite iff its 11 exponent bits are all ones; the OR of
-  // the flags needs no branch, so the loop vectorises (a load, a store, an
-  // AND, a compare and an OR per value).
+  // the flags needs no branch (integer operations only: no floating-point
+  // exception is raised on a NaN or an infinity).
   std::uint64_t nonfinite = 0;
-  for (std::size_t p = 0; p < n; ++p) {
+  std::size_t p = 0;
+#if defined(__SSE2__)
+  // The bulk with non-temporal stores: dst is next read by the GPU's DMA
+  // (or the ‖A‖∞ pass), not from this core's cache, so the stores skip the
+  // read for ownership of every destination line (about a third less
+  // memory traffic than a cached copy). The exponent test on the high
+  // 32 bits of each double, two doubles at a time.
+  if (n >= 4096) {
+    for (; p < n && (reinterpret_cast<std::uintptr_t>(dst + p) & 15u) != 0; ++p) {
+      std::uint64_t bits;
+      std::memcpy(&bits, src + p, sizeof bits);
+      std::memcpy(dst + p, &bits, sizeof bits);
+      nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+    }
+    const __m128i exp_hi = _mm_set_epi32(0x7ff00000, 0, 0x7ff00000, 0);
+    __m128i acc = _mm_setzero_si128();
+    for (; p + 4 <= n; p += 4) {
+      const __m128d a = _mm_loadu_pd(src + p), b = _mm_loadu_pd(src + p + 2);
+      _mm_stream_pd(dst + p, a);
+      _mm_stream_pd(dst + p + 2, b);
+      const __m128i ea = _mm_and_si128(_mm_castpd_si128(a), exp_hi);
+      const __m128i eb = _mm_and_si128(_mm_castpd_si128(b), exp_hi);
+      // Low halves compare 0 == 0: masked away by exp_hi.
+      acc = _mm_or_si128(acc, _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi32(ea, exp_hi), _mm_cmpeq_epi32(eb, exp_hi)),
+                                            exp_hi));
+    }
+    _mm_sfence();  // the streamed stores are globally visible before anyone reads dst
+    nonfinite |= static_cast<std::uint64_t>(_mm_movemask_epi8(acc) != 0);
+  }
+#endif
+  for (; p < n; ++p) {
     std::uint64_t bits;
     std::memcpy(&bits, src + p, sizeof bits);
     std::memcpy(dst + p, &bits, sizeof bits);

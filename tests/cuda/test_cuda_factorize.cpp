@@ -5,7 +5,9 @@
 // GPU. Skipped without a CUDA device or without the CUDA codelets (unless
 // STARFRONT_REQUIRE_GPU=1, which makes that a failure).
 #include <gtest/gtest.h>
+#include <hwloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -251,6 +253,35 @@ TEST(CudaFactorize, TilesOnCudaOnlyNeedsACudaWorker) {
   const Status st = StarpuRuntime::start(ro, rt);
   EXPECT_EQ(st.code, StatusCode::runtime_error);
   EXPECT_FALSE(rt);
+}
+
+/// Default worker counts with a CUDA worker (RuntimeOptions::ncpu = -1):
+/// one core is left to the application thread when at least two CPU
+/// workers remain (cores counted by hwloc, as StarPU counts them); an
+/// explicit count is taken as given.
+TEST(CudaFactorize, DefaultWorkersLeaveACoreToTheApplication) {
+  hwloc_topology_t topo;
+  ASSERT_EQ(hwloc_topology_init(&topo), 0);
+  ASSERT_EQ(hwloc_topology_load(topo), 0);
+  const int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hwloc_topology_destroy(topo);
+  std::unique_ptr<StarpuRuntime> rt;
+  const Status st = StarpuRuntime::start(RuntimeOptions{-1, 1, "dmda"}, rt);
+  if (!st.ok()) {
+    if (testing::gpu_required()) FAIL() << st.message;
+    GTEST_SKIP() << "no CUDA device (" << st.message << ")";
+  }
+  EXPECT_EQ(rt->cuda_workers(), 1);
+  if (cores - 1 >= 3) {
+    EXPECT_EQ(rt->cpu_workers(), cores - 2) << cores << " cores";
+  } else {
+    EXPECT_EQ(rt->cpu_workers(), std::max(cores - 1, 0)) << cores << " cores";
+  }
+  rt.reset();
+  if (cores >= 3) {
+    ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{cores - 1, 1, "dmda"}, rt).ok());
+    EXPECT_EQ(rt->cpu_workers(), cores - 1);
+  }
 }
 
 }  // namespace

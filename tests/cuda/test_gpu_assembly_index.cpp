@@ -19,6 +19,7 @@
 #include "cuda/assembly_index.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/starpu_executor.hpp"
 #include "solve/solve.hpp"
 #include "sparse/generators.hpp"
 
@@ -184,6 +185,55 @@ TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
   rt.reset();  // releases the cache before starpu_shutdown
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
   rt.reset();
+}
+
+/// Mapped subtree panels (GraphTaskArgs::mapped_panel) on CPU workers
+/// (both testing aids on): the GPU graph's subtree tasks get no handle and
+/// no buffer for their panel, their root CB and the extra buffers move up
+/// one, and the factor equals the sequential executor's to 1e-13, in a
+/// factorisation and a refactorisation with new values, also when a
+/// subtree root has a CB (tasks above it read it) and when it has none.
+TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
+  std::unique_ptr<StarpuRuntime> rt;
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
+  set_gpu_assembly_buffers_without_cuda(true);
+  set_mapped_panels_without_cuda(true);
+  CscMatrix L3, small;
+  ASSERT_TRUE(laplace3d(14, 7, L3).ok());
+  small = testing::random_spd(60, 0.1, 8);  // one subtree task: a root without CB
+  for (const CscMatrix* A : {&L3, &small}) {
+    CscMatrix B = *A;  // 2A + I
+    for (idx_t j = 0; j < B.n; ++j)
+      for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+        B.values[p] = 2.0 * B.values[p] + (B.rowind[p] == j ? 1.0 : 0.0);
+    // Two solvers: the StarPU one's factor storage never holds the
+    // reference (round 0: fresh; round 1: A's factor while B is factorised).
+    Solver solver, seq;
+    ASSERT_TRUE(solver.analyse(*A, AnalysisOptions{}, gpu_graph_options(2, 40)).ok());
+    ASSERT_TRUE(seq.analyse(*A, AnalysisOptions{}, gpu_graph_options(2, 40)).ok());
+    long long nsub = 0;
+    for (const Task& t : solver.graph().tasks) nsub += t.kind == TaskKind::subtree ? 1 : 0;
+    ASSERT_GT(nsub, 0);
+    if (A == &L3) {
+      ASSERT_GT(solver.graph().tasks.size(), static_cast<std::size_t>(nsub)) << "no task above a subtree";
+    }
+    int round = 0;
+    for (const CscMatrix* M : {A, static_cast<const CscMatrix*>(&B)}) {
+      ASSERT_TRUE(seq.factorize(*M, FactorOptions{}, Executor::sequential).ok());
+      const std::vector<double>& ref = seq.factor().Lx;
+      const long long m0 = mapped_panel_tasks();
+      const Status st = round++ == 0 ? solver.factorize(*M, FactorOptions{}, Executor::starpu)
+                                     : solver.refactorize(M->values.data(), FactorOptions{}, Executor::starpu);
+      ASSERT_TRUE(st.ok()) << st.message;
+      EXPECT_EQ(mapped_panel_tasks() - m0, nsub);
+      EXPECT_LE(testing::rel_diff(solver.factor().Lx, ref), 1e-13) << "n " << A->n << " round " << round;
+      std::vector<double> x = testing::random_vector(A->n, 4), b = x;
+      ASSERT_TRUE(solver.solve(x.data(), 1, A->n).ok());
+      EXPECT_LE(backward_error(*M, x.data(), b.data()), 1e-14);
+    }
+  }
+  set_mapped_panels_without_cuda(false);
+  set_gpu_assembly_buffers_without_cuda(false);
 }
 
 }  // namespace

@@ -42,9 +42,17 @@
 #   ab        ab.md: this bundle's gpu_bench against gpu_bench_old (put beside
 #             this script; with AB_PREV=1 also gpu_bench_prev there, a
 #             second older build), and the new one with each AB_VARIANTS setting
-#             (default STARFRONT_FUSED_LARGE=384x2), ROUNDS (3) alternating
+#             (default STARFRONT_FUSED_LARGE=384x2; a setting starting with
+#             -- is gpu_bench options, commas for spaces), ROUNDS (3) alternating
 #             rounds of gpu_bench --fused --repeat 30 on the power-grid
 #             matrices
+#   tasklog   tasklog-MATRIX.csv: the task log (STARFRONT_TASK_LOG, with
+#             STARPU_PROFILING=1) of the last of 5 refactorisations of each
+#             power-grid matrix: StarPU's submission, pop, data acquisition,
+#             start and end stamps of the fused task, and the run's; then
+#             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
+#   (relax, ab, bench: gpu_bench --ncpu NCPU, default 16: StarPU workers on that
+#   many cores, the CUDA worker's included)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu 16 on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set
@@ -99,7 +107,7 @@ elif has sanitize; then
     done
   } 2>&1 | tee "$out/sanitizer.txt"
 fi
-q=(--fused --repeat 30 --ncpu 16 --no-cholmod --no-cusolversp)
+q=(--fused --repeat 30 --ncpu "${NCPU:-16}" --no-cholmod --no-cusolversp)
 sweep=${SWEEP:-4:16:0.1 4:16:0.2 4:16:0.3 4:24:0.2 4:32:0.2 8:32:0.1}
 if has relax; then
   {
@@ -170,20 +178,36 @@ if has ab; then
   {
     for round in $(seq 1 "${ROUNDS:-3}"); do
       for v in old ${AB_PREV:+prev} new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
-        g=$b/bin/gpu_bench e=STARFRONT_AB=$v
+        g=$b/bin/gpu_bench e=STARFRONT_AB=$v x=()
         [ "$v" = old ] && g=$old
         [ "$v" = prev ] && g=$here/gpu_bench_prev
         [[ "$v" == *=* ]] && e=$v
-        echo "### round $round, $v: gpu_bench ${q[*]} (power-grid matrices)"
+        # A variant starting with -- is gpu_bench options (commas for spaces).
+        [[ "$v" == --* ]] && e=STARFRONT_AB=args && read -r -a x <<<"${v//,/ }"
+        echo "### round $round, $v: gpu_bench ${q[*]} ${x[*]} (power-grid matrices)"
         # shellcheck disable=SC2046
-        env $(tr , ' ' <<<"$e") timeout 60 "$g" "${q[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
+        env $(tr , ' ' <<<"$e") timeout 60 "$g" "${q[@]}" "${x[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
         echo "exit ${PIPESTATUS[0]}"
       done
     done
   } 2>&1 | tee "$out/ab.md"
 fi
+if has tasklog; then
+  i=0
+  for v in "" ${TASKLOG_VARIANTS:-}; do
+    for m in "${grid[@]}"; do
+      n=$(basename "$m" .mtx)$([ -n "$v" ] && echo "-v$i")
+      echo "### task log ${v:-as built}: $n"
+      # shellcheck disable=SC2046
+      env $(tr , ' ' <<<"$v") STARPU_PROFILING=1 STARFRONT_TASK_LOG="$out/tasklog-$n.csv" timeout 60 "$b/bin/gpu_bench" \
+        --fused --repeat 5 --ncpu 16 --no-cholmod --no-cusolversp "$m" 2>&1 | grep -E "$keep"
+      cat "$out/tasklog-$n.csv"
+    done
+    i=$((i + 1))
+  done
+fi
 if has bench; then
   # shellcheck disable=SC2046
-  timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu 16 $(relax_args "${RELAX:-}") "$b"/data/spd/*.mtx lap2d:300 2>&1 |
+  timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu "${NCPU:-16}" $(relax_args "${RELAX:-}") "$b"/data/spd/*.mtx lap2d:300 2>&1 |
     grep -v perf_model_add_dir | tee "$out/bench.md"
 fi

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <chrono>
 #include <cstdlib>
@@ -31,20 +33,25 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
 
 constexpr std::size_t kNoHome = static_cast<std::size_t>(-1);
 
+std::atomic<long long> g_mapped_panel_tasks{0};
+std::atomic<bool> g_mapped_without_cuda{false};
+
 /// One handle per block in Lx (registered on main memory with its layout:
 /// rows×cols, leading dimension ld), at index b; one handle per
 /// contribution-block slot at index nblocks + σ, `capacity` doubles seen as a
 /// capacity×1 matrix (the kernels lay each occupant out as its Block says):
 /// at cb_host + home[σ] on main memory when home[σ] != kNoHome (slots
 /// written by subtree tasks: NumericFactor::cb_host), else home node -1
-/// (StarPU allocates it where its first writer runs).
+/// (StarPU allocates it where its first writer runs). Blocks with
+/// unregistered[b] set get no handle (null).
 std::vector<starpu_data_handle_t> register_handles(const TaskGraph& G, std::vector<double>& Lx,
-                                                   const std::vector<std::size_t>& home, double* cb_host) {
+                                                   const std::vector<std::size_t>& home, double* cb_host,
+                                                   const std::vector<char>& unregistered) {
   const std::size_t nb = G.blocks.size();
   std::vector<starpu_data_handle_t> h(nb + G.slot_capacity.size(), nullptr);
   for (std::size_t i = 0; i < nb; ++i) {
     const Block& b = G.blocks[i];
-    if (b.offset < 0) continue;
+    if (b.offset < 0 || unregistered[i]) continue;
     starpu_matrix_data_register(&h[i], STARPU_MAIN_RAM,
                                 reinterpret_cast<uintptr_t>(Lx.data() + b.offset),
                                 static_cast<uint32_t>(b.ld), static_cast<uint32_t>(b.rows),
@@ -75,6 +82,10 @@ struct Run {
   /// Deferred pivot tests of GPU Cholesky fronts: one slot per task
   /// (alloc_gpu_pivot_slots), null in synchronous mode.
   std::unique_ptr<GpuPivotSlot, void (*)(GpuPivotSlot*)> pivot_slots{nullptr, free_gpu_pivot_slots};
+  /// StarPU's clock (seconds) when the workers were running and scheduled,
+  /// when the calling thread's own work (while_running) ended, and when its
+  /// wait for the tasks returned (the task log's last columns).
+  double stamps[3] = {-1.0, -1.0, -1.0};
 };
 
 /// Whether GPU Cholesky fronts test their pivots on the device without
@@ -148,17 +159,21 @@ struct HostPin final : NumericFactor::PinRelease {
 /// STARPU_PROFILING=1), completion callback time (seconds after t0, the
 /// executor's start), and the accesses as handle:mode separated by ';'
 /// (handle: a block of Lx or a CB slot, as StarPU sees it, so that a reader
-/// can rebuild the dependencies StarPU derives in submission order). A file
-/// that cannot be opened is reported on stderr and skipped.
+/// can rebuild the dependencies StarPU derives in submission order), then
+/// StarPU's submission, pop and data-acquisition stamps (TaskProgress::Record,
+/// StarPU's clock), then the run's stamps (Run::stamps, the same on every
+/// line). A file that cannot be opened is reported on stderr and skipped.
 template <class HandleIndex>
 void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Record* rec,
-                    const std::vector<std::string>& names, HandleIndex handle_index, double t0) {
+                    const std::vector<std::string>& names, HandleIndex handle_index, double t0,
+                    const double* stamps) {
   std::FILE* f = std::fopen(path, "w");
   if (!f) {
     std::fprintf(stderr, "starfront: STARFRONT_TASK_LOG: cannot write %s\n", path);
     return;
   }
-  std::fprintf(f, "task,name,kind,flops,worker,worker_kind,start_s,end_s,done_s,accesses\n");
+  std::fprintf(f, "task,name,kind,flops,worker,worker_kind,start_s,end_s,done_s,accesses,submit_s,pop_end_s,"
+                 "acquire_start_s,acquire_end_s,run_resumed_s,run_own_work_done_s,run_woken_s\n");
   for (std::size_t t = 0; t < G.tasks.size(); ++t) {
     const Task& task = G.tasks[t];
     const TaskProgress::Record& r = rec[t];
@@ -173,7 +188,8 @@ void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Re
       std::fprintf(f, "%s%lld:%s", a > task.acc_begin ? ";" : "",
                    static_cast<long long>(handle_index(G.accesses[a].block)),
                    access_mode_name(G.accesses[a].mode));
-    std::fprintf(f, "\n");
+    std::fprintf(f, ",%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f\n", r.submit, r.pop_end, r.acquire_start, r.acquire_end,
+                 stamps[0], stamps[1], stamps[2]);
   }
   std::fclose(f);
 }
@@ -334,22 +350,60 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   const bool pin = !(pin_env && std::string(pin_env) == "0");
   if (pin && !run->F.lx_pin) run->F.lx_pin = pin_for_gpus(run->F.Lx.data(), run->F.Lx.size() * sizeof(double));
   if (pin && !run->F.cb_pin) run->F.cb_pin = pin_for_gpus(run->F.cb_host.get(), run->F.cb_host_doubles * sizeof(double));
-  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get());
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
   // The handle of each access: its block's, or its slot's for a CB block.
   auto handle_index = [&](idx_t b) { return G.blocks[b].offset >= 0 ? b : nb + G.slot_of[b]; };
-  std::vector<idx_t> remaining(h.size(), 0);  // accesses not yet submitted, per handle
+  // Accesses not yet submitted, per handle.
+  std::vector<idx_t> remaining(static_cast<std::size_t>(nb) + G.slot_capacity.size(), 0);
   for (const Access& a : G.accesses) ++remaining[handle_index(a.block)];
+  // L written in place by the fused kernel (GraphTaskArgs::mapped_panel):
+  // with page-locked Lx that every GPU addresses through its host pointer,
+  // a subtree task whose panel block nobody else accesses and whose fronts
+  // all fit in the kernel's shared memory writes L across the bus as its
+  // fronts finish, so no copy of L home follows the kernel (on activsg2000
+  // that copy was 0.13 ms of a 1.12 ms refactorisation); on a CPU worker,
+  // the task writes the same host memory. Such a block gets no StarPU
+  // handle and the task no buffer for it (its only access): a handle
+  // written on a GPU would leave StarPU a dirty device copy that its memory
+  // manager may write home at any time (starpu_memchunk_tidy keeps a share
+  // of each node's buffers clean), over what the kernel wrote: seen on the
+  // H200 with garbage in L, before this layout.
+  // STARFRONT_FUSED_MAPPED_L=0 turns this off (measurement knob).
+  std::vector<char> mapped(static_cast<std::size_t>(nb), 0);
+  std::vector<double*> mapped_panel(static_cast<std::size_t>(nt), nullptr);
+  static const bool mapped_l_knob = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_MAPPED_L");
+    return !(e && std::string(e) == "0");
+  }();
+  const bool map_anyway = g_mapped_without_cuda.load();
+  if (gpu_fused && mapped_l_knob && !run->F.Lx.empty() &&
+      (map_anyway || (run->F.lx_pin && gpus_address_pinned_host(run->F.Lx.data())))) {
+    const idx_t shared_max = map_anyway ? std::numeric_limits<idx_t>::max() : fused_subtree_shared_max_order();
+    for (idx_t t = 0; t < nt; ++t) {
+      const Task& task = G.tasks[t];
+      if (task.kind != TaskKind::subtree || task.acc_end <= task.acc_begin) continue;
+      const Access& a = G.accesses[task.acc_begin];  // the panel block (subtree codelets' buffers[0])
+      const Block& blk = G.blocks[a.block];
+      if (blk.offset < 0 || a.mode != AccessMode::W || remaining[a.block] != 1 ||
+          run->gpu->fused.task[t].max_order > shared_max)
+        continue;
+      mapped[a.block] = 1;
+      mapped_panel[t] = run->F.Lx.data() + blk.offset;
+      ++g_mapped_panel_tasks;
+    }
+  }
+  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
   std::vector<struct starpu_data_descr> descr;
   idx_t submitted = 0;
   timer.lap(ph.setup);
   for (idx_t t = 0; t < nt; ++t) {
     const Task& task = G.tasks[t];
     run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
-                                 gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get()};
+                                 gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get(), mapped_panel[t]};
     run->names[t] = task_name(G, task);
     descr.clear();
-    for (idx_t a = task.acc_begin; a < task.acc_end; ++a)
+    // (A mapped panel, the task's first access, has no handle: no buffer.)
+    for (idx_t a = task.acc_begin + (mapped_panel[t] ? 1 : 0); a < task.acc_end; ++a)
       descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
     const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
     const bool subtree = task.kind == TaskKind::subtree;
@@ -422,9 +476,13 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     auto active = std::make_unique<WorkersActive>();
     // Schedulers that wait for the whole graph (graph_test) start now.
     starpu_do_schedule();
+    if (run->progress.records) run->stamps[0] = 1e-6 * starpu_timing_now();
     if (while_running) while_running();
+    if (run->progress.records) run->stamps[1] = 1e-6 * starpu_timing_now();
     const double w = opts.watchdog_seconds;
-    if (!wait_for_tasks(run->progress, submitted, w)) {
+    const bool all_done = wait_for_tasks(run->progress, submitted, w);
+    if (run->progress.records) run->stamps[2] = 1e-6 * starpu_timing_now();
+    if (!all_done) {
       // No task completed for w seconds: cancel; the tasks not yet started
       // skip their work, a cooperative stalled one returns.
       ctx.cancelled = true;
@@ -448,7 +506,8 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     }
     timer.lap(ph.execute);
     // Unregistering a block of Lx waits for its last writer and brings it
-    // home: this waits for exactly this factorisation's tasks.
+    // home: this waits for exactly this factorisation's tasks (a mapped
+    // panel has no handle: its task has completed, the wait above).
     for (idx_t x = 0; x < nb; ++x)
       if (h[x]) starpu_data_unregister(h[x]);
   }
@@ -463,7 +522,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (run->progress.records)
     write_task_log(task_log, G, run->progress.records.get(), run->names, handle_index,
-                   std::chrono::duration<double>(t0.time_since_epoch()).count());
+                   std::chrono::duration<double>(t0.time_since_epoch()).count(), run->stamps);
   F = std::move(run->F);
   // Every task has completed (StarPU ends a CUDA task once its stream work
   // is done), so the device has written every slot it will write.
@@ -485,6 +544,10 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
 }
 
 }  // namespace
+
+long long mapped_panel_tasks() { return g_mapped_panel_tasks.load(); }
+
+void set_mapped_panels_without_cuda(bool on) { g_mapped_without_cuda = on; }
 
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes) {
   if (!p || bytes == 0 || !starpu_is_initialized() || starpu_cuda_worker_get_count() == 0) return nullptr;

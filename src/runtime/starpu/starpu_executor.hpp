@@ -22,6 +22,20 @@ namespace starfront {
 /// which is slower but correct).
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes);
 
+/// Subtree tasks submitted since the process started whose panel was
+/// mapped (GraphTaskArgs::mapped_panel: no StarPU handle, L written in place
+/// in host memory); tests check that the path ran.
+long long mapped_panel_tasks();
+
+/// Testing aid: when on, the executor maps subtree panels as it would with
+/// CUDA workers (GraphTaskArgs::mapped_panel) without asking for page-locked,
+/// GPU-addressable memory or a front order that fits the GPU kernel, so that
+/// machines without a GPU exercise the layout (no handle for the panel, the
+/// task's other buffers moved up one) on CPU workers. Needs the GPU
+/// buffers' testing aid too (set_gpu_assembly_buffers_without_cuda), which
+/// builds the fused index. Default off.
+void set_mapped_panels_without_cuda(bool on);
+
 /// Factorises A (lower CSC, original numbering, the analysed pattern) by
 /// running graph G on the running StarPU (see StarpuRuntime). Waits for this
 /// factorisation's own data only (no global barrier).

@@ -26,7 +26,10 @@ void graph_task_cpu(void* buffers[], void* cl_arg) {
   const Task& t = a->graph->tasks[a->task];
   const idx_t n = t.acc_end - t.acc_begin;
   std::vector<double*> ptrs(n);
-  for (idx_t i = 0; i < n; ++i) ptrs[i] = reinterpret_cast<double*>(STARPU_MATRIX_GET_PTR(buffers[i]));
+  // A mapped panel (GraphTaskArgs::mapped_panel) is the first access and has no buffer.
+  const idx_t skip = a->mapped_panel && n > 0 ? 1 : 0;
+  if (skip) ptrs[0] = a->mapped_panel;
+  for (idx_t i = skip; i < n; ++i) ptrs[i] = reinterpret_cast<double*>(STARPU_MATRIX_GET_PTR(buffers[i - skip]));
   run_task_cpu(*a->graph, a->task, ptrs.data(), *a->ctx);
 }
 
@@ -101,6 +104,10 @@ void graph_task_done(void* args) {
     if (t && t->profiling_info) {
       r.start = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->start_time);
       r.end = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->end_time);
+      r.submit = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->submit_time);
+      r.pop_end = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->pop_end_time);
+      r.acquire_start = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->acquire_data_start_time);
+      r.acquire_end = 1e-6 * starpu_timing_timespec_to_us(&t->profiling_info->acquire_data_end_time);
     }
   }
   const std::lock_guard<std::mutex> lock(a->progress->mutex);
@@ -184,6 +191,15 @@ void free_gpu_pivot_slots(GpuPivotSlot* slots) {
   free_mapped_pivot_slots(slots);
 #else
   (void)slots;
+#endif
+}
+
+bool gpus_address_pinned_host(const void* p) {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_host_pointer_usable(p);
+#else
+  (void)p;
+  return false;
 #endif
 }
 

@@ -46,6 +46,10 @@ struct TaskProgress {
   struct Record {
     int worker = -1;
     double start = -1.0, end = -1.0, done = -1.0;
+    /// StarPU's profiling stamps (seconds, StarPU's clock like start and
+    /// end; -1 without profiling): submitted, popped by its worker, and the
+    /// acquisition of its data (transfers included) begun and ended.
+    double submit = -1.0, pop_end = -1.0, acquire_start = -1.0, acquire_end = -1.0;
   };
   /// One Record per task when the executor keeps a task log; null otherwise
   /// (graph_task_done fills it).
@@ -71,6 +75,17 @@ struct GraphTaskArgs {
   /// executor reads after the graph. Null: the test runs on the host after
   /// one synchronisation per front (the error report path).
   GpuPivotSlot* pivot_slots = nullptr;
+  /// A subtree task's panel block in Lx (the L of its fronts, its first
+  /// access), when the block has no StarPU handle and the task no buffer for
+  /// it: the fused kernel on a CUDA worker writes L straight into that
+  /// page-locked host memory (GPU-addressable: gpus_address_pinned_host), so
+  /// that L's copy home overlaps the kernel instead of following it; on a
+  /// CPU worker the kernel writes it there too. The task's other buffers
+  /// then start at buffers[0]. Null: the panel is buffers[0]. Only for a
+  /// panel that no other task accesses and a subtree whose fronts all fit
+  /// in the kernel's shared memory (its global-memory path would work in
+  /// the panel across the bus).
+  double* mapped_panel = nullptr;
 };
 
 /// Waits until `total` tasks of p completed (true), or until no task
@@ -141,6 +156,13 @@ double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s);
 GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n);
 /// Frees what alloc_gpu_pivot_slots returned (null: nothing).
 void free_gpu_pivot_slots(GpuPivotSlot* slots);
+
+/// True when every CUDA device can read and write the page-locked host
+/// range starting at p through the host pointer itself (unified addressing,
+/// cudaDevAttrCanUseHostPointerForRegisteredMem on every device, and p
+/// registered: cudaHostGetDevicePointer gives p back). False without CUDA,
+/// devices, or when p is not page-locked.
+bool gpus_address_pinned_host(const void* p);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
