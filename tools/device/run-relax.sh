@@ -51,7 +51,7 @@
 #             power-grid matrix: StarPU's submission, pop, data acquisition,
 #             start and end stamps of the fused task, and the run's; then
 #             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
-#   (relax, ab, bench: gpu_bench --ncpu NCPU, default 16: StarPU workers on that
+#   (relax, ab, bench, tasklog: gpu_bench --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu 16 on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
@@ -154,7 +154,7 @@ if has phases; then
     for v in "" ${PHASE_VARIANTS:-STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LARGE=256x4 STARFRONT_FUSED_LOOKAHEAD=0}; do
       echo "### ${v:-as built}: STARFRONT_FUSED_PHASES=1 gpu_bench --fused --repeat 5 (power-grid matrices), then the trace"
       # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu 16 --no-cholmod \
+      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused phases|gpu_bench: .*fused GPU" | tail -4
       # shellcheck disable=SC2046
       env $(tr , ' ' <<<"$v") STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod \
@@ -200,7 +200,7 @@ if has tasklog; then
       echo "### task log ${v:-as built}: $n"
       # shellcheck disable=SC2046
       env $(tr , ' ' <<<"$v") STARPU_PROFILING=1 STARFRONT_TASK_LOG="$out/tasklog-$n.csv" timeout 60 "$b/bin/gpu_bench" \
-        --fused --repeat 5 --ncpu 16 --no-cholmod --no-cusolversp "$m" 2>&1 | grep -E "$keep"
+        --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod --no-cusolversp "$m" 2>&1 | grep -E "$keep"
       cat "$out/tasklog-$n.csv"
     done
     i=$((i + 1))
