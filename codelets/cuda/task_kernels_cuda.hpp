@@ -18,7 +18,9 @@ namespace starfront {
 bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
-/// is a GraphTaskArgs*, buffers[a] the task's a-th access, a device pointer.
+/// is a GraphTaskArgs*, buffers[a] the task's a-th access, a device pointer
+/// (a subtree task with GraphTaskArgs::mapped_panel has no buffer for its
+/// first access, the panel: its other buffers start at buffers[0]).
 /// Layouts: rows, columns and the first column come from G.blocks; the
 /// leading dimension is the buffer's (STARPU_MATRIX_GET_LD) for blocks in Lx
 /// (StarPU packs device copies) and the Block's for contribution-block slots
@@ -32,7 +34,8 @@ bool has_cuda_impl(TaskKind k);
 /// columns and row map (gpu_assembly_cache.hpp); they queue their kernels
 /// (assembly_kernels.hpp) on the worker's stream without synchronising.
 /// subtree needs GraphTaskArgs::fused and two extra buffers: A's values and
-/// the fused index blob; it runs the whole subtree in one kernel launch
+/// the fused index blob (with mapped_panel, it writes L into that host
+/// memory); it runs the whole subtree in one kernel launch
 /// (fused_subtree_kernel.hpp) and synchronises the stream to record its
 /// pivot outcome (the same column and pivot as the CPU on failure).
 /// front needs five extra vector buffers after the task's accesses: A's

@@ -116,7 +116,9 @@ typedef struct starfront_runtime starfront_runtime;
 
 typedef struct starfront_runtime_options {
   int ncpu;              /**< CPU workers; -1 (default): all cores not driving a GPU, less one left
-                              to the application when ncuda > 0 and at least two remain */
+                              to the application when ncuda > 0 and at least two remain (not under
+                              MPI, nor when STARPU_NCPU, STARPU_RESERVE_NCPU or
+                              STARPU_MAIN_THREAD_BIND is set) */
   int ncuda;             /**< CUDA workers (GPUs); default 0. With CUDA workers (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
   const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
 } starfront_runtime_options;

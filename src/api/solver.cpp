@@ -133,7 +133,10 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
     values_pin_ = pin_for_gpus(a_.values.data(), nnz * sizeof(double));
     if (values_pin_) pinned_values_ = a_.values.data(), pinned_bytes_ = nnz * sizeof(double);
   }
-  const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data());
+  // Streaming stores when the copy goes to the GPUs (page-locked), read by
+  // DMA next; the ‖A‖∞ pass below then reads it from memory, off the
+  // critical path (it runs while the GPU works).
+  const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data(), values_pin_ != nullptr);
   if (!finite) {
     st = check_values(plan_, a_);
     if (st.ok()) st = Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite");

@@ -158,19 +158,18 @@ Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFacto
   return st;
 }
 
-bool copy_values_finite(const double* src, std::size_t n, double* dst) {
+bool copy_values_finite(const double* src, std::size_t n, double* dst, bool streaming) {
   // A double is not finite iff its 11 exponent bits are all ones; the OR of
   // the flags needs no branch (integer operations only: no floating-point
   // exception is raised on a NaN or an infinity).
   std::uint64_t nonfinite = 0;
   std::size_t p = 0;
 #if defined(__SSE2__)
-  // The bulk with non-temporal stores: dst is next read by the GPU's DMA
-  // (or the ‖A‖∞ pass), not from this core's cache, so the stores skip the
-  // read for ownership of every destination line (about a third less
-  // memory traffic than a cached copy). The exponent test on the high
-  // 32 bits of each double, two doubles at a time.
-  if (n >= 4096) {
+  // streaming: the bulk with non-temporal stores, which skip the read for
+  // ownership of every destination line (about a third less memory
+  // traffic than a cached copy) but leave dst out of the caches. The
+  // exponent test on the high 32 bits of each double, two at a time.
+  if (streaming && n >= 4096) {
     for (; p < n && (reinterpret_cast<std::uintptr_t>(dst + p) & 15u) != 0; ++p) {
       std::uint64_t bits;
       std::memcpy(&bits, src + p, sizeof bits);

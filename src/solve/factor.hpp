@@ -232,6 +232,9 @@ Status check_values(const FrontPlan& P, const CscMatrix& A);
 /// Copies n values from src to dst (not overlapping) and reports whether
 /// every one is finite, in one vectorisable pass: what check_values' first
 /// pass does, merged with the copy a refactorisation makes anyway.
-bool copy_values_finite(const double* src, std::size_t n, double* dst);
+/// streaming: with SSE2 and n >= 4096, non-temporal stores (less memory
+/// traffic, dst left out of the caches: for a copy that a GPU's DMA reads
+/// next, not this core).
+bool copy_values_finite(const double* src, std::size_t n, double* dst, bool streaming = false);
 
 }  // namespace starfront

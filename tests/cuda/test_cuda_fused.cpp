@@ -108,19 +108,29 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       if (variant == 2 && m.name != "bcsstk13.mtx") continue;
       const std::string name =
           m.name + (variant == 0 ? " (GPU graph)" : variant == 1 ? " (default graph)" : " (fronts up to 1000 fused)");
-      Solver solver;
+      // Two solvers: the StarPU one's factor storage starts zeroed, never
+      // holding the reference (a kernel that left L unwritten would pass).
+      Solver solver, seq;
       const GraphOptions go = variant == 0 ? gpu_graph_options(3, kGpuFusedFront) : variant == 1 ? GraphOptions{} : gpu_graph_options(3, 1000);
       ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
+      ASSERT_TRUE(seq.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
       const long long nsub = subtree_tasks(solver.graph());
-      ASSERT_TRUE(solver.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
-      const std::vector<double> ref = solver.factor().Lx;
+      ASSERT_TRUE(seq.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
+      const std::vector<double>& ref = seq.factor().Lx;
       const double spread = cpu_spread(m.A, go), tol = std::max(1e-13, 10 * spread);
       const long long ran0 = cuda_task_executions(TaskKind::subtree), l0 = cuda_fused_kernel_launches();
+      const long long mapped0 = mapped_panel_tasks();
       const Status st = solver.factorize(m.A, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << name << ": " << st.message;
       const double d = frobenius_rel(solver.factor().Lx, ref);
       EXPECT_LE(d, tol) << name << " (CPU spread " << spread << ")";
       EXPECT_EQ(cuda_task_executions(TaskKind::subtree) - ran0, nsub) << name;
+      // The GPU graph's subtrees fit in shared memory: each writes L straight
+      // into the page-locked host factor (unified addressing, host pointers
+      // usable on the device: every Linux x86-64 CUDA device here).
+      if (variant == 0) {
+        EXPECT_EQ(mapped_panel_tasks() - mapped0, nsub) << name;
+      }
       const long long launches = cuda_fused_kernel_launches() - l0;
       EXPECT_GE(launches, nsub) << name;
       EXPECT_LE(launches, 2 * nsub) << name;

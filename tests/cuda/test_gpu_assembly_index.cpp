@@ -196,8 +196,10 @@ TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
 TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
-  set_gpu_assembly_buffers_without_cuda(true);
-  set_mapped_panels_without_cuda(true);
+  struct Aids {  // both testing aids on for this test only, also when an ASSERT returns early
+    Aids() { set_gpu_assembly_buffers_without_cuda(true), set_mapped_panels_without_cuda(true); }
+    ~Aids() { set_mapped_panels_without_cuda(false), set_gpu_assembly_buffers_without_cuda(false); }
+  } aids;
   CscMatrix L3, small;
   ASSERT_TRUE(laplace3d(14, 7, L3).ok());
   small = testing::random_spd(60, 0.1, 8);  // one subtree task: a root without CB
@@ -216,6 +218,9 @@ TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
     ASSERT_GT(nsub, 0);
     if (A == &L3) {
       ASSERT_GT(solver.graph().tasks.size(), static_cast<std::size_t>(nsub)) << "no task above a subtree";
+    } else {
+      ASSERT_EQ(solver.graph().tasks.size(), 1u) << "not one subtree task";
+      ASSERT_EQ(solver.plan().cb_order(solver.graph().tasks[0].front), 0) << "its root has a CB";
     }
     int round = 0;
     for (const CscMatrix* M : {A, static_cast<const CscMatrix*>(&B)}) {
@@ -232,8 +237,6 @@ TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
       EXPECT_LE(backward_error(*M, x.data(), b.data()), 1e-14);
     }
   }
-  set_mapped_panels_without_cuda(false);
-  set_gpu_assembly_buffers_without_cuda(false);
 }
 
 }  // namespace

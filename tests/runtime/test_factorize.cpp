@@ -562,10 +562,12 @@ TEST(CopyValuesFinite, MatchesIsfiniteAndCopiesExactly) {
       }
   }
   EXPECT_TRUE(copy_values_finite(nullptr, 0, nullptr));
-  // The streamed path (n >= 4096): source and destination at every
-  // alignment (offsets of 0 or 1 double into their arrays), lengths with
-  // remainders, one non-finite value at the ends, around the head and at
-  // random places, and a finite value whose exponent is all ones but one.
+  // The streamed path (streaming, n >= 4096) and the plain one at those
+  // sizes: source and destination at every alignment (offsets of 0 or 1
+  // double into their arrays), lengths with remainders, one non-finite
+  // value at the ends, around the head and at random places, and the
+  // largest finite value and the smallest normal one.
+  for (const bool streaming : {true, false})
   for (std::size_t n : {4096u, 4099u, 10001u})
     for (std::size_t so : {0u, 1u})
       for (std::size_t d_off : {0u, 1u}) {
@@ -575,7 +577,7 @@ TEST(CopyValuesFinite, MatchesIsfiniteAndCopiesExactly) {
         double* dst = dbuf.data() + d_off;
         src[n / 3] = std::numeric_limits<double>::max();
         src[n / 2] = -std::numeric_limits<double>::min();
-        ASSERT_TRUE(copy_values_finite(src, n, dst)) << "n " << n;
+        ASSERT_TRUE(copy_values_finite(src, n, dst, streaming)) << "n " << n;
         EXPECT_EQ(std::memcmp(src, dst, n * sizeof(double)), 0);
         std::vector<std::size_t> where = {0, 1, 2, 3, 4, 5, n - 5, n - 4, n - 3, n - 2, n - 1};
         for (int r = 0; r < 40; ++r) where.push_back(static_cast<std::size_t>(rng() % n));
@@ -584,7 +586,7 @@ TEST(CopyValuesFinite, MatchesIsfiniteAndCopiesExactly) {
             const double keep = src[p];
             src[p] = sp;
             std::fill(dbuf.begin(), dbuf.end(), 0.0);
-            EXPECT_FALSE(copy_values_finite(src, n, dst)) << "n " << n << " position " << p;
+            EXPECT_FALSE(copy_values_finite(src, n, dst, streaming)) << "n " << n << " position " << p;
             EXPECT_EQ(std::memcmp(src, dst, n * sizeof(double)), 0);
             src[p] = keep;
           }

@@ -3,7 +3,7 @@
 # (Ubuntu 24.04, CUDA 13, driver 580, nothing installable there): the built
 # programs (factor_bench, cholmod_stats, starfront; with CUDA also gpu_bench,
 # gpu_blas_bench, ldlt_bench and the GPU tests test_cuda_factorize, test_cuda_blas, test_cuda_fused,
-# test_fused_subtree_index, test_cuda_ldlt, test_cuda_front), the non-system shared libraries
+# test_fused_subtree_index, test_cuda_ldlt, test_cuda_front, test_gpu_assembly_index), the non-system shared libraries
 # they load (StarPU, hwloc, FxT, Scotch, OpenBLAS/LAPACK, CHOLMOD and its
 # SuiteSparse siblings, libgfortran...; not glibc, libstdc++ or CUDA: cuBLAS,
 # cuSOLVER, cuSPARSE and cudart are 50-500 MiB each, over the 64 MiB carry
@@ -38,7 +38,8 @@ progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/st
 for p in "$build/bench/gpu_bench" "$build/bench/gpu_blas_bench" "$build/bench/ldlt_bench" "$build/bench/blas_scaling" \
          "$build/tests/cuda/test_cuda_factorize" "$build/tests/cuda/test_cuda_blas" \
          "$build/tests/cuda/test_cuda_fused" "$build/tests/cuda/test_fused_subtree_index" \
-         "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front"; do
+         "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front" \
+         "$build/tests/cuda/test_gpu_assembly_index"; do
   [ -x "$p" ] && progs+=("$p")
 done
 cp "${progs[@]}" "$out/bundle/bin/"

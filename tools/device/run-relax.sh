@@ -12,6 +12,7 @@
 # Steps (none given: tests sanitize relax ncu phases ab bench); every command has its own timeout; each
 # writes under $OUT:
 #   tests     tests.txt: test_cuda_blas, test_cuda_front, test_cuda_factorize,
+#             test_gpu_assembly_index,
 #             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
 #             (STARFRONT_REQUIRE_GPU=1)
 #   vtests    vtests.txt (also after tests): test_cuda_fused with each
@@ -23,7 +24,7 @@
 #             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus,
 #             memcheck on bcsstk13 and activsg2000_hykkt_10, racecheck on
 #             activsg2000_hykkt_10 (RACE_S seconds at most, default 150)
-#   relax     relax.md: gpu_bench --fused --repeat 30 --ncpu 16 --no-cholmod
+#   relax     relax.md: gpu_bench --fused --repeat 30 --ncpu NCPU --no-cholmod
 #             --no-cusolversp on the two power-grid matrices for every
 #             amalgamation R:M:Z in SWEEP (default "4:16:0.1 4:16:0.2
 #             4:16:0.3 4:24:0.2 4:32:0.2 8:32:0.1"; --relax-small R
@@ -51,9 +52,9 @@
 #             power-grid matrix: StarPU's submission, pop, data acquisition,
 #             start and end stamps of the fused task, and the run's; then
 #             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
-#   (relax, ab, bench, tasklog: gpu_bench --ncpu NCPU, default 16: StarPU workers on that
+#   (every gpu_bench run: --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
-#   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu 16 on every SPD
+#   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu NCPU on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set
 set -uo pipefail
@@ -72,7 +73,8 @@ relax_args() {
 keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU|error|fail)|^\| matrix'
 if has tests; then
   {
-    gpu_tests test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt
+    gpu_tests test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt \
+      test_gpu_assembly_index
   } 2>&1 | tee "$out/tests.txt"
 fi
 if has tests || has vtests; then
@@ -123,7 +125,7 @@ if has relax; then
     for s in "$first" "$last"; do
       echo "### trace, $(relax_args "$s"): STARFRONT_FUSED_TRACE=1 gpu_bench --fused --repeat 3"
       # shellcheck disable=SC2046
-      STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod --no-cusolversp \
+      STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu "${NCPU:-16}" --no-cholmod --no-cusolversp \
         $(relax_args "$s") "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | tail -6
     done
   } 2>&1 | tee "$out/relax.md"
@@ -157,7 +159,7 @@ if has phases; then
       env $(tr , ' ' <<<"$v") STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused phases|gpu_bench: .*fused GPU" | tail -4
       # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 16 --no-cholmod \
+      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu "${NCPU:-16}" --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | sed -n '4p;5p;9p;10p'
     done
   } 2>&1 | tee "$out/phases.txt"

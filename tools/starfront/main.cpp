@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
                     "degree), scotch-nd, scotch-amd, natural")
       ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
       ->capture_default_str();
-  solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all)")->capture_default_str();
+  solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all cores, less one left to this program with --ncuda >= 1)")
+      ->capture_default_str();
   solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();
   solve->add_flag("--tiles-on-gpu-only,!--tiles-anywhere", sa.tiles_on_gpu_only,
                   "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1; "

@@ -33,14 +33,27 @@ std::atomic<bool> g_started{false};
 std::mutex g_active_mutex;
 int g_active = 0;  // live WorkersActive objects
 
-/// Physical cores of the machine (hwloc), 0 when hwloc cannot tell.
-int physical_cores() {
+/// Physical cores this process may run on (hwloc: the cores that hold a
+/// processing unit of its CPU binding, as StarPU counts them), 0 when hwloc
+/// cannot tell.
+int bound_cores() {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return 0;
   int n = 0;
-  if (hwloc_topology_load(topo) == 0) n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+    for (hwloc_obj_t core = nullptr; (core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core));)
+      if (core->cpuset && hwloc_bitmap_intersects(core->cpuset, set)) ++n;
+  }
+  if (set) hwloc_bitmap_free(set);
   hwloc_topology_destroy(topo);
-  return n > 0 ? n : 0;
+  return n;
+}
+
+/// Set and non-empty in the environment.
+bool env_set(const char* name) {
+  const char* e = std::getenv(name);
+  return e && *e;
 }
 
 /// True when `name` is one of StarPU's predefined scheduling policies;
@@ -142,12 +155,18 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   conf.ncpus = opts.ncpu;
   conf.ncuda = opts.ncuda;
   // With CUDA workers and every other core a CPU worker, the thread that
-  // calls the factorisations would share a core with a bound worker: on
-  // the H200 machine (16 cores, 15 CPU + 1 CUDA workers) a third of the
-  // processes then took 0.5-1.5 ms longer per refactorisation of the
-  // power-grid matrices (bench/README.md, session 23). One core is left to
-  // it, when at least two CPU workers remain.
-  if (opts.ncpu == -1 && opts.ncuda > 0 && physical_cores() - opts.ncuda >= 3) conf.reserve_ncpus = 1;
+  // calls the factorisations has no core of its own: this StarPU's idle
+  // workers poll (non-blocking drivers) while the runtime is not paused.
+  // On the H200 machine (16 cores, 15 CPU + 1 CUDA workers) 7 of 20
+  // refactorisation runs of the power-grid matrices then took 0.5-1.5 ms
+  // longer each, none of 20 with one core left (bench/README.md, session
+  // 23). So one core is left to it, when at least two CPU workers remain
+  // on the cores this process may use, and neither the environment
+  // (STARPU_NCPU, STARPU_RESERVE_NCPU, STARPU_MAIN_THREAD_BIND) nor
+  // StarPU-MPI (which reserves its own core) decides already.
+  if (opts.ncpu == -1 && opts.ncuda > 0 && !opts.mpi_comm && !env_set("STARPU_NCPU") &&
+      !env_set("STARPU_RESERVE_NCPU") && !env_set("STARPU_MAIN_THREAD_BIND") && bound_cores() - opts.ncuda >= 3)
+    conf.reserve_ncpus = 1;
   conf.nopencl = 0;
   conf.catch_signals = 0;
   int ret = 0;

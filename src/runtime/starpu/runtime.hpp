@@ -18,9 +18,11 @@ struct RuntimeOptions {
   explicit RuntimeOptions(int ncpu_ = -1, int ncuda_ = 0, std::string sched_ = "lws",
                           std::string trace_dir_ = {})
       : ncpu(ncpu_), ncuda(ncuda_), sched(std::move(sched_)), trace_dir(std::move(trace_dir_)) {}
-  /// CPU workers; -1: StarPU's default, all cores not driving a GPU, less
-  /// one left to the application's threads when there are CUDA workers and
-  /// at least two CPU workers remain (StarpuRuntime::start).
+  /// CPU workers; -1: StarPU's default, all cores (of the process's CPU
+  /// binding) not driving a GPU, less one left to the application's threads
+  /// when there are CUDA workers and at least two CPU workers remain, unless
+  /// STARPU_NCPU, STARPU_RESERVE_NCPU or STARPU_MAIN_THREAD_BIND is set or
+  /// MPI is used (StarpuRuntime::start).
   int ncpu = -1;
   int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)

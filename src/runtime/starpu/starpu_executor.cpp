@@ -159,7 +159,8 @@ struct HostPin final : NumericFactor::PinRelease {
 /// STARPU_PROFILING=1), completion callback time (seconds after t0, the
 /// executor's start), and the accesses as handle:mode separated by ';'
 /// (handle: a block of Lx or a CB slot, as StarPU sees it, so that a reader
-/// can rebuild the dependencies StarPU derives in submission order), then
+/// can rebuild the dependencies StarPU derives in submission order; a mapped
+/// panel, which has no handle, is listed too: nothing else accesses it), then
 /// StarPU's submission, pop and data-acquisition stamps (TaskProgress::Record,
 /// StarPU's clock), then the run's stamps (Run::stamps, the same on every
 /// line). A file that cannot be opened is reported on stderr and skipped.
@@ -375,7 +376,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     const char* e = std::getenv("STARFRONT_FUSED_MAPPED_L");
     return !(e && std::string(e) == "0");
   }();
-  const bool map_anyway = g_mapped_without_cuda.load();
+  const bool map_anyway = g_mapped_without_cuda.load() && starpu_cuda_worker_get_count() == 0;
   if (gpu_fused && mapped_l_knob && !run->F.Lx.empty() &&
       (map_anyway || (run->F.lx_pin && gpus_address_pinned_host(run->F.Lx.data())))) {
     const idx_t shared_max = map_anyway ? std::numeric_limits<idx_t>::max() : fused_subtree_shared_max_order();

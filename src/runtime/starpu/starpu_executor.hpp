@@ -22,9 +22,10 @@ namespace starfront {
 /// which is slower but correct).
 std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t bytes);
 
-/// Subtree tasks submitted since the process started whose panel was
-/// mapped (GraphTaskArgs::mapped_panel: no StarPU handle, L written in place
-/// in host memory); tests check that the path ran.
+/// Subtree tasks whose panel the executor mapped (GraphTaskArgs::mapped_panel:
+/// no StarPU handle, L written in place in host memory), counted when chosen,
+/// before submission, since the process started; tests check that the path
+/// ran.
 long long mapped_panel_tasks();
 
 /// Testing aid: when on, the executor maps subtree panels as it would with
@@ -33,7 +34,7 @@ long long mapped_panel_tasks();
 /// machines without a GPU exercise the layout (no handle for the panel, the
 /// task's other buffers moved up one) on CPU workers. Needs the GPU
 /// buffers' testing aid too (set_gpu_assembly_buffers_without_cuda), which
-/// builds the fused index. Default off.
+/// builds the fused index. Ignored while there are CUDA workers. Default off.
 void set_mapped_panels_without_cuda(bool on);
 
 /// Factorises A (lower CSC, original numbering, the analysed pattern) by
