@@ -127,8 +127,10 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       EXPECT_EQ(cuda_task_executions(TaskKind::subtree) - ran0, nsub) << name;
       // The GPU graph's subtrees fit in shared memory: each writes L straight
       // into the page-locked host factor (unified addressing, host pointers
-      // usable on the device: every Linux x86-64 CUDA device here).
-      if (variant == 0) {
+      // usable on the device: every Linux x86-64 CUDA device here), unless
+      // the measurement knob turns that off.
+      const char* knob = std::getenv("STARFRONT_FUSED_MAPPED_L");
+      if (variant == 0 && !(knob && std::string(knob) == "0")) {
         EXPECT_EQ(mapped_panel_tasks() - mapped0, nsub) << name;
       }
       const long long launches = cuda_fused_kernel_launches() - l0;
