@@ -342,7 +342,13 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
       const double spread = cpu_spread(B, gpu_graph_options(3, kGpuFusedFront));
       EXPECT_LE(frobenius_rel(gpu, solver.factor().Lx), std::max(1e-13, 10 * spread)) << what << " " << rep;
       // and factorize() on the GPU with the same values gives the same
-      // factor (to rounding: a task may run elsewhere in the other run)
+      // factor (to rounding: a task may run elsewhere in the other run),
+      // after a refactorisation of 2B has put another factor in the
+      // storage (so that a factor left unwritten cannot pass)
+      std::vector<double> twice = B.values;
+      for (double& v : twice) v *= 2.0;
+      ASSERT_TRUE(solver.refactorize(twice.data(), FactorOptions{}, Executor::starpu).ok()) << what << " " << rep;
+      EXPECT_GT(frobenius_rel(solver.factor().Lx, gpu), 0.1) << what << " " << rep;
       ASSERT_TRUE(solver.factorize(B, FactorOptions{}, Executor::starpu).ok());
       EXPECT_LE(frobenius_rel(solver.factor().Lx, gpu), std::max(1e-13, 10 * spread)) << what << " " << rep;
     }
