@@ -1069,20 +1069,26 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
 }
 
 bool cuda_host_pointer_usable(const void* p) {
-  int ndev = 0;
-  if (!p || cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  for (int d = 0; d < ndev; ++d) {
-    int uva = 0, same = 0;
-    if (cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, d) != cudaSuccess ||
-        cudaDeviceGetAttribute(&same, cudaDevAttrCanUseHostPointerForRegisteredMem, d) != cudaSuccess || !uva ||
-        !same) {
+  // What the devices can do is asked once per process; whether p is
+  // page-locked, at each call (once per factorisation).
+  static const bool devices_can = [] {
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
       (void)cudaGetLastError();
       return false;
     }
-  }
+    for (int d = 0; d < ndev; ++d) {
+      int uva = 0, same = 0;
+      if (cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, d) != cudaSuccess ||
+          cudaDeviceGetAttribute(&same, cudaDevAttrCanUseHostPointerForRegisteredMem, d) != cudaSuccess || !uva ||
+          !same) {
+        (void)cudaGetLastError();
+        return false;
+      }
+    }
+    return true;
+  }();
+  if (!p || !devices_can) return false;
   void* d = nullptr;
   if (cudaHostGetDevicePointer(&d, const_cast<void*>(p), 0) != cudaSuccess || d != p) {
     (void)cudaGetLastError();  // not page-locked (or not mapped)

@@ -164,18 +164,19 @@ bool copy_values_finite(const double* src, std::size_t n, double* dst, bool stre
   // exception is raised on a NaN or an infinity).
   std::uint64_t nonfinite = 0;
   std::size_t p = 0;
+  auto one = [&](std::size_t q) {  // the scalar step: the head and tail of the streamed path, or everything
+    std::uint64_t bits;
+    std::memcpy(&bits, src + q, sizeof bits);
+    std::memcpy(dst + q, &bits, sizeof bits);
+    nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+  };
 #if defined(__SSE2__)
   // streaming: the bulk with non-temporal stores, which skip the read for
   // ownership of every destination line (about a third less memory
   // traffic than a cached copy) but leave dst out of the caches. The
   // exponent test on the high 32 bits of each double, two at a time.
   if (streaming && n >= 4096) {
-    for (; p < n && (reinterpret_cast<std::uintptr_t>(dst + p) & 15u) != 0; ++p) {
-      std::uint64_t bits;
-      std::memcpy(&bits, src + p, sizeof bits);
-      std::memcpy(dst + p, &bits, sizeof bits);
-      nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
-    }
+    for (; p < n && (reinterpret_cast<std::uintptr_t>(dst + p) & 15u) != 0; ++p) one(p);
     const __m128i exp_hi = _mm_set_epi32(0x7ff00000, 0, 0x7ff00000, 0);
     __m128i acc = _mm_setzero_si128();
     for (; p + 4 <= n; p += 4) {
@@ -192,12 +193,7 @@ bool copy_values_finite(const double* src, std::size_t n, double* dst, bool stre
     nonfinite |= static_cast<std::uint64_t>(_mm_movemask_epi8(acc) != 0);
   }
 #endif
-  for (; p < n; ++p) {
-    std::uint64_t bits;
-    std::memcpy(&bits, src + p, sizeof bits);
-    std::memcpy(dst + p, &bits, sizeof bits);
-    nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
-  }
+  for (; p < n; ++p) one(p);
   return nonfinite == 0;
 }
 

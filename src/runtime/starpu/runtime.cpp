@@ -158,9 +158,9 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   // calls the factorisations has no core of its own: this StarPU's idle
   // workers poll (non-blocking drivers) while the runtime is not paused.
   // On the H200 machine (16 cores, 15 CPU + 1 CUDA workers) 7 of 20
-  // refactorisation runs of the power-grid matrices then took 0.5-1.5 ms
-  // longer each, none of 20 with one core left (bench/README.md, session
-  // 23). So one core is left to it, when at least two CPU workers remain
+  // benchmark rows (a power-grid matrix in one process, median of 30
+  // refactorisations) took 0.5-1.5 ms longer each, none of 20 with one core
+  // left (bench/README.md, session 23). So one core is left to it, when at least two CPU workers remain
   // on the cores this process may use, and neither the environment
   // (STARPU_NCPU, STARPU_RESERVE_NCPU, STARPU_MAIN_THREAD_BIND) nor
   // StarPU-MPI (which reserves its own core) decides already.

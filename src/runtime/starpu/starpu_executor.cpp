@@ -367,8 +367,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // handle and the task no buffer for it (its only access): a handle
   // written on a GPU would leave StarPU a dirty device copy that its memory
   // manager may write home at any time (starpu_memchunk_tidy keeps a share
-  // of each node's buffers clean), over what the kernel wrote: seen on the
-  // H200 with garbage in L, before this layout.
+  // of each node's buffers clean), over what the kernel wrote. A first
+  // version that kept the handle had garbage in L on the H200, most likely
+  // from that write-back.
   // STARFRONT_FUSED_MAPPED_L=0 turns this off (measurement knob).
   std::vector<char> mapped(static_cast<std::size_t>(nb), 0);
   std::vector<double*> mapped_panel(static_cast<std::size_t>(nt), nullptr);
