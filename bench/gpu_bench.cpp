@@ -14,7 +14,7 @@
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
 //                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
-//                  [--fused] INPUT...
+//                  [--fused] [--values-buffer] INPUT...
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -62,6 +62,10 @@
 //   N OpenBLAS threads) and cusolverSp csrchol's factor phase (both median
 //   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
 //   then where refactorize()'s time goes (medians of FactorStats::phases).
+//   --values-buffer (with --fused): before each refactorisation the values
+//   are copied into Solver::values_buffer() (what starfront_refactorize
+//   scatters them into), outside the timed call, and refactorize() is given
+//   that buffer (no copy inside; the copy's median is printed beside).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -69,6 +73,7 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -277,10 +282,11 @@ long long gpu_tile_tasks() {
 
 /// The --fused mode (file header). Returns the exit status.
 int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool sp, bool cholmod,
-               const AnalysisOptions& ao) {
+               const AnalysisOptions& ao, bool values_buffer) {
   struct Row {
     std::string name;
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
+    double t_fill = 0;  ///< --values-buffer: median of the copy into the buffer, s
     double flops = 0, t_fact = 0, t_full = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
            berr_chol = 0;
     long long tasks = 0, launches = 0, subtrees = 0;
@@ -317,7 +323,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     for (idx_t s = 0; s < solver.plan().nsuper; ++s) r.max_front = std::max(r.max_front, solver.plan().front_order(s));
     FactorOptions fo;
     fo.refine_steps = 2;
-    std::vector<double> tf, te;
+    std::vector<double> tf, te, tfill;
     std::vector<std::array<double, 6>> tph;
     const long long l0 = cuda_fused_kernel_launches();
     const double k0 = cuda_fused_kernel_seconds();
@@ -325,8 +331,17 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     for (int k = 0; k <= repeat; ++k) {
       // The interior-point path: new values on the analysed pattern
       // (Solver::refactorize, what starfront_refactorize calls).
+      const double* values = A.values.data();
+      double fill = 0;
+      if (values_buffer) {  // the caller writes the values into the solver's buffer (not timed as refactorize())
+        const auto tb = std::chrono::steady_clock::now();
+        double* buf = solver.values_buffer();
+        std::copy(A.values.begin(), A.values.end(), buf);
+        values = buf;
+        fill = std::chrono::duration<double>(std::chrono::steady_clock::now() - tb).count();
+      }
       const auto t0 = std::chrono::steady_clock::now();
-      if (Status st = solver.refactorize(A.values.data(), fo, Executor::starpu); !st.ok()) {
+      if (Status st = solver.refactorize(values, fo, Executor::starpu); !st.ok()) {
         std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
         return 1;
       }
@@ -338,11 +353,13 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
         continue;
       }
       tf.push_back(dt);
+      tfill.push_back(fill);
       te.push_back(solver.stats().factor.seconds);
       const FactorPhases& q = solver.stats().factor.phases;
       tph.push_back({q.check, q.setup, q.submit, q.execute, q.writeback, q.finish});
     }
     r.t_fact = median(tf);
+    r.t_fill = median(tfill);
     r.t_exec = median(te);
     {  // Solver::factorize (the whole matrix given again: its pattern compared)
       std::vector<double> tfull;
@@ -419,13 +436,18 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                 r.t_fact, r.t_full, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
                 r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
   std::printf("\nWhere refactorize() goes (FactorStats::phases, medians in ms; check: the values copied in and "
-              "checked; execute includes the fused tasks, whose GPU parts are the small / large columns above)\n\n");
-  std::printf("| matrix | refactorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  for (const Row& r : rows)
-    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.name.c_str(), 1e3 * r.t_fact,
+              "checked (--values-buffer: checked only); execute includes the fused tasks, whose GPU parts are the "
+              "small / large columns above; buffer fill: --values-buffer's copy into the buffer, before and outside "
+              "refactorize())\n\n");
+  std::printf("| matrix | refactorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks | buffer fill |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    char fill[32] = "-";
+    if (values_buffer) std::snprintf(fill, sizeof fill, "%.3f", 1e3 * r.t_fill);
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", r.name.c_str(), 1e3 * r.t_fact,
                 1e3 * r.ph.check, 1e3 * r.ph.setup, 1e3 * r.ph.submit, 1e3 * r.ph.execute, 1e3 * r.ph.writeback,
-                1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel));
+                1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel), fill);
+  }
   return 0;
 }
 
@@ -442,7 +464,7 @@ int main(int argc, char** argv) {
   }
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
-       fronts_only = false, private_slots = false;
+       fronts_only = false, private_slots = false, values_buffer = false;
   idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
@@ -471,6 +493,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--no-cpu")) cpu = false;
     else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
     else if (!std::strcmp(argv[a], "--fused")) fused = true;
+    else if (!std::strcmp(argv[a], "--values-buffer")) values_buffer = true;
     else if (!std::strcmp(argv[a], "--watchdog") && a + 1 < argc) fo.watchdog_seconds = std::atof(argv[++a]);
     else names.push_back(argv[a]);
   }
@@ -478,7 +501,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
   }
-  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, ao);
+  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, ao, values_buffer);
   std::vector<Input> inputs(names.size());
   GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured
   cpu_go.workers = ncpu;

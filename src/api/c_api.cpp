@@ -350,11 +350,25 @@ starfront_status check_same_pattern(const char* fn, const starfront_factor& F, c
   });
 }
 
-/// A.values (and mirror) = the caller's values summed through map; O(nnz).
+/// Where scatter_values puts the private matrix's values and
+/// run_factorization factorises them from: the solver's values buffer
+/// (Solver::values_buffer: no second copy, page-locked with CUDA workers),
+/// or F.A.values for a distributed factorisation (factorize_mpi takes the
+/// whole matrix) and when the pattern has no entry.
+double* value_target(starfront_factor& F) {
+  if (F.rt && F.rt->mpi) return F.A.values.data();
+  double* b = F.solver.values_buffer();
+  return b ? b : F.A.values.data();
+}
+
+/// value_target(F) (and mirror) = the caller's values summed through map;
+/// O(nnz). On an error the target holds partial sums (the factor is
+/// invalid then anyway).
 starfront_status scatter_values(const char* fn, starfront_factor& F, const double* values) {
   if (F.desc.nnz > 0 && !values)
     return fail(STARFRONT_INVALID_ARGUMENT, std::string(fn) + ": values is NULL");
-  std::fill(F.A.values.begin(), F.A.values.end(), 0.0);
+  double* const a = value_target(F);
+  std::fill(a, a + F.A.rowind.size(), 0.0);
   std::fill(F.mirror.begin(), F.mirror.end(), 0.0);
   const bool full = !F.upper.empty();
   for (int64_t p = 0; p < F.desc.nnz; ++p) {
@@ -362,16 +376,16 @@ starfront_status scatter_values(const char* fn, starfront_factor& F, const doubl
       return fail(STARFRONT_INVALID_ARGUMENT,
                   std::string(fn) + ": values[" + str(p) + "] = " + std::to_string(values[p]) +
                       " is not finite");
-    (full && F.upper[p] ? F.mirror : F.A.values)[F.map[p]] += values[p];
+    (full && F.upper[p] ? F.mirror.data() : a)[F.map[p]] += values[p];
   }
   if (!full) return STARFRONT_OK;
   for (int64_t j = 0; j < F.A.n; ++j)
     for (idx_t q = F.A.colptr[j]; q < F.A.colptr[j + 1]; ++q)
-      if (F.A.rowind[q] != j && F.A.values[q] != F.mirror[q]) {
+      if (F.A.rowind[q] != j && a[q] != F.mirror[q]) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "a(%lld,%lld) = %.17g but a(%lld,%lld) = %.17g",
                       static_cast<long long>(F.A.rowind[q] + F.desc.base),
-                      static_cast<long long>(j + F.desc.base), F.A.values[q],
+                      static_cast<long long>(j + F.desc.base), a[q],
                       static_cast<long long>(j + F.desc.base),
                       static_cast<long long>(F.A.rowind[q] + F.desc.base), F.mirror[q]);
         return fail(STARFRONT_NOT_SYMMETRIC, std::string(fn) +
@@ -459,8 +473,9 @@ starfront_memory memory_estimate(const starfront_factor& F, int workers) {
   m.added_deps = e.added_deps;
   m.cb_peak_bytes = m.cb_planned_bytes + m.subtree_workspace_bytes * std::max(1, workers);
   // private matrix (values, rows, pointers), the Solver's copy (pattern, and the
-  // values for iterative refinement), the caller map
-  m.matrix_bytes = 2 * (bytes(F.A.values) + bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
+  // values for iterative refinement), the Solver's values buffer (what the
+  // values are scattered into: Solver::values_buffer), the caller map
+  m.matrix_bytes = 3 * bytes(F.A.values) + 2 * (bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
                    bytes(F.upper) + bytes(F.mirror);
   m.analysis_bytes = bytes(S.perm) + bytes(S.iperm) + bytes(S.super_start) + bytes(S.super_parent) +
                      bytes(S.front_ptr) + bytes(S.front_rows) + bytes(S.col_to_super) +
@@ -552,11 +567,11 @@ starfront_status run_factorization(const char* fn, starfront_factor& F, const st
   const auto exec = F.rt ? starfront::Executor::starpu : starfront::Executor::sequential;
 #ifdef STARFRONT_HAVE_MPI
   const Status st = F.rt && F.rt->mpi ? F.solver.factorize_mpi(F.A, fo, F.rt->comm)
-                                       : F.solver.refactorize(F.A.values.data(), fo, exec);
+                                       : F.solver.refactorize(value_target(F), fo, exec);
 #else
   // F.A is the analysed pattern by construction (check_same_pattern /
   // scatter_values): its values are refactorised without comparing it again.
-  const Status st = F.solver.refactorize(F.A.values.data(), fo, exec);
+  const Status st = F.solver.refactorize(value_target(F), fo, exec);
 #endif
   F.inertia_valid = st.ok() || st.code == starfront::StatusCode::singular;
   if (!st.ok()) return fail(fn, st, F.desc.base);

@@ -14,6 +14,18 @@
 #include "solve/solve.hpp"
 
 namespace starfront {
+namespace {
+
+/// STARFRONT_PIN_VALUES=0 leaves A's values pageable (measurement knob).
+bool pin_values_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("STARFRONT_PIN_VALUES");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+}  // namespace
 
 Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
                        const GraphOptions& graph_opts) {
@@ -38,6 +50,8 @@ Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
   a_.rowind = A.rowind;
   unpin_values();  // a_.values may be reallocated by the next factorisation
   a_.values.clear();
+  next_pin_.reset();  // values_buffer() sizes it for the new pattern
+  next_values_.clear();
   analysed_ = true;
   stats_ = SolverStats{};
   stats_.t_analyse_s =
@@ -112,31 +126,35 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   PhaseTimer timer;
   Status st = check_factor_options(opts);
   if (!st.ok()) return st;
-  // The copy kept for iterative refinement is the matrix factorised: one
-  // copy, and its pattern is the analysed one by construction. After a
-  // failure it holds these values, but solve() refuses to run then.
-  // The copy and the finiteness check in one pass; a value that is not
-  // finite is named by check_values (the slow path).
-  if (a_.values.capacity() < nnz) unpin_values();  // the resize reallocates
-  a_.values.resize(nnz);
-  // With CUDA workers, the copy that goes to the GPU at every
-  // refactorisation is page-locked once (asynchronous DMA instead of a
-  // staged pageable copy); STARFRONT_PIN_VALUES=0 leaves it pageable
+  // With CUDA workers, the values that go to the GPU at every
+  // refactorisation are page-locked once (asynchronous DMA instead of a
+  // staged pageable copy); STARFRONT_PIN_VALUES=0 leaves them pageable
   // (measurement knob).
-  static const bool pin_values = [] {
-    const char* e = std::getenv("STARFRONT_PIN_VALUES");
-    return !(e && std::string(e) == "0");
-  }();
-  if (pin_values && exec == Executor::starpu &&
-      (pinned_values_ != a_.values.data() || pinned_bytes_ != nnz * sizeof(double))) {
-    unpin_values();
-    values_pin_ = pin_for_gpus(a_.values.data(), nnz * sizeof(double));
-    if (values_pin_) pinned_values_ = a_.values.data(), pinned_bytes_ = nnz * sizeof(double);
+  const bool pin = exec == Executor::starpu && pin_values_enabled();
+  bool finite = true;
+  if (nnz > 0 && values == next_values_.data() && next_values_.size() == nnz) {
+    // The caller wrote into values_buffer(): it becomes the copy kept for
+    // iterative refinement (no copy), the old copy the next buffer. The
+    // finiteness check, one read-only pass, names a bad entry itself.
+    std::swap(a_.values, next_values_);
+    std::swap(values_pin_, next_pin_);
+    if (pin) values_pin_.ensure(a_.values);
+    st = check_values(plan_, a_);
+    if (!st.ok()) return st;
+  } else {
+    // The copy kept for iterative refinement is the matrix factorised: one
+    // copy, and its pattern is the analysed one by construction. After a
+    // failure it holds these values, but solve() refuses to run then.
+    // The copy and the finiteness check in one pass; a value that is not
+    // finite is named by check_values (the slow path).
+    if (a_.values.capacity() < nnz) unpin_values();  // the resize reallocates
+    a_.values.resize(nnz);
+    if (pin) values_pin_.ensure(a_.values);
+    // Streaming stores when the copy goes to the GPUs (page-locked), read
+    // by DMA next; the ‖A‖∞ pass below then reads it from memory, off the
+    // critical path (it runs while the GPU works).
+    finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data(), values_pin_.pin != nullptr);
   }
-  // Streaming stores when the copy goes to the GPUs (page-locked), read by
-  // DMA next; the ‖A‖∞ pass below then reads it from memory, off the
-  // critical path (it runs while the GPU works).
-  const bool finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data(), values_pin_ != nullptr);
   if (!finite) {
     st = check_values(plan_, a_);
     if (st.ok()) st = Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite");
@@ -162,6 +180,26 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   fs.phases.check += t_check;
   fs.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
+}
+
+double* Solver::values_buffer() {
+  if (!analysed_) return nullptr;
+  const std::size_t nnz = a_.rowind.size();
+  if (nnz == 0) return nullptr;
+  if (next_values_.size() != nnz) {
+    next_pin_.reset();  // the assignment may reallocate
+    next_values_.assign(nnz, 0.0);
+  }
+  if (pin_values_enabled()) next_pin_.ensure(next_values_);
+  return next_values_.data();
+}
+
+void Solver::ValuesPin::ensure(std::vector<double>& v) {
+  const std::size_t b = v.size() * sizeof(double);
+  if (pin && at == v.data() && bytes == b) return;
+  reset();
+  pin = pin_for_gpus(v.data(), b);
+  if (pin) at = v.data(), bytes = b;
 }
 
 Status Solver::run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec,

@@ -76,12 +76,30 @@ class Solver {
   /// matrix given to analyse() (its rowind), not owned, read only during
   /// the call. No pattern is compared (factorize() compares the whole
   /// colptr/rowind arrays); the values are copied once, into the copy kept
-  /// for iterative refinement, and that copy is factorised as factorize()
-  /// does (same options, same methods, same errors; non-finite values are
-  /// refused by the executor as there).
+  /// for iterative refinement (not at all when `values` is values_buffer():
+  /// that buffer becomes the copy), and that copy is factorised as
+  /// factorize() does (same options, same methods, same errors; a value
+  /// that is not finite is refused before anything runs, invalid_argument
+  /// naming the entry).
   /// Errors: invalid_argument (not analysed; values null while nnz > 0;
   /// bad options), otherwise as factorize().
   Status refactorize(const double* values, const FactorOptions& opts, Executor exec);
+
+  /// A buffer of nnz doubles owned by the solver, for the caller to write
+  /// the next refactorisation's values into (the order of refactorize()'s
+  /// `values`), then call refactorize(values_buffer(), ...): the values are
+  /// then not copied. The buffer becomes the matrix kept for iterative
+  /// refinement, and the next call hands out another one (the two are
+  /// swapped), so that writing the next values never changes the matrix
+  /// of the current factor. With CUDA workers it is page-locked (the GPUs
+  /// read it by DMA). Its contents on return are unspecified (zeros or
+  /// earlier values); calling values_buffer() again before refactorize()
+  /// returns the same buffer, contents kept. Valid until the next
+  /// refactorize() or analyse(), or the solver's destruction; writing
+  /// through an older pointer is undefined (it may be the kept copy).
+  /// Null before a successful analyse() or when nnz = 0. The values are
+  /// still checked (finite) by refactorize().
+  double* values_buffer();
 
 #ifdef STARFRONT_HAVE_MPI
   /// Distributed factorisation on the ranks of `comm` (collective; a
@@ -210,14 +228,24 @@ class Solver {
   // finite in the same pass (copy_values_finite), so the StarPU executor
   // skips its own check of them.
   bool values_finite_ = false;
-  // The page-locking of a_.values (refactorize, with CUDA workers: A's
-  // values go to the GPU at every factorisation); released before a_.values
-  // may be reallocated (analyse, factorize) and, declared after a_, before
-  // a_ is destroyed. pinned_values_: the range it locks.
-  std::unique_ptr<NumericFactor::PinRelease> values_pin_;
-  const double* pinned_values_ = nullptr;
-  std::size_t pinned_bytes_ = 0;
-  void unpin_values() { values_pin_.reset(), pinned_values_ = nullptr, pinned_bytes_ = 0; }
+  // The page-locking of a values array (refactorize, with CUDA workers: A's
+  // values go to the GPU at every factorisation): the range it locks
+  // (`at`, `bytes`). Released before the array may be reallocated.
+  struct ValuesPin {
+    std::unique_ptr<NumericFactor::PinRelease> pin;
+    const double* at = nullptr;
+    std::size_t bytes = 0;
+    void reset() { pin.reset(), at = nullptr, bytes = 0; }
+    /// Page-locks v unless it is already (no-op without CUDA workers).
+    void ensure(std::vector<double>& v);
+  };
+  // The buffer values_buffer() hands out; refactorize() swaps it with
+  // a_.values when given it. Declared before its pin.
+  std::vector<double> next_values_;
+  // Declared after a_ and next_values_: released before them.
+  ValuesPin values_pin_;  // of a_.values
+  ValuesPin next_pin_;    // of next_values_
+  void unpin_values() { values_pin_.reset(); }
   NumericFactor factor_;
   ProcessSolve process_solve_;     // one-process solve of last_graph_ (LLᵀ solves)
   std::unique_ptr<SolvePool> pool_ = std::make_unique<SolvePool>();

@@ -158,42 +158,88 @@ Status context_status(const FrontPlan& P, const FactorContext& ctx, NumericFacto
   return st;
 }
 
+namespace {
+
+// A double is not finite iff its 11 exponent bits are all ones. The tests
+// below use integer operations only (no floating-point exception on a NaN
+// or an infinity) and OR their flags without a branch.
+
+/// 1 when the double with these bits is not finite, else 0.
+inline std::uint64_t nonfinite_bit(std::uint64_t bits) {
+  return static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+}
+
+#if defined(__SSE2__)
+/// The exponent bits of two doubles, in the high 32-bit half of each lane.
+inline __m128i exponent_mask() { return _mm_set_epi32(0x7ff00000, 0, 0x7ff00000, 0); }
+
+/// The exponents of two doubles compared with all ones, on 32-bit halves:
+/// the high half of a lane is all ones where its double is not finite (the
+/// low halves compare 0 == 0: any_nonfinite masks them away, once for a
+/// whole OR of these).
+inline __m128i exponent_hits(__m128d x, __m128i m) {
+  return _mm_cmpeq_epi32(_mm_and_si128(_mm_castpd_si128(x), m), m);
+}
+
+/// Whether an OR of exponent_hits flags a double that is not finite.
+inline bool any_nonfinite(__m128i hits, __m128i m) { return _mm_movemask_epi8(_mm_and_si128(hits, m)) != 0; }
+#endif
+
+}  // namespace
+
 bool copy_values_finite(const double* src, std::size_t n, double* dst, bool streaming) {
-  // A double is not finite iff its 11 exponent bits are all ones; the OR of
-  // the flags needs no branch (integer operations only: no floating-point
-  // exception is raised on a NaN or an infinity).
   std::uint64_t nonfinite = 0;
   std::size_t p = 0;
   auto one = [&](std::size_t q) {  // the scalar step: the head and tail of the streamed path, or everything
     std::uint64_t bits;
     std::memcpy(&bits, src + q, sizeof bits);
     std::memcpy(dst + q, &bits, sizeof bits);
-    nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
+    nonfinite |= nonfinite_bit(bits);
   };
 #if defined(__SSE2__)
   // streaming: the bulk with non-temporal stores, which skip the read for
   // ownership of every destination line (about a third less memory
-  // traffic than a cached copy) but leave dst out of the caches. The
-  // exponent test on the high 32 bits of each double, two at a time.
+  // traffic than a cached copy) but leave dst out of the caches.
   if (streaming && n >= 4096) {
     for (; p < n && (reinterpret_cast<std::uintptr_t>(dst + p) & 15u) != 0; ++p) one(p);
-    const __m128i exp_hi = _mm_set_epi32(0x7ff00000, 0, 0x7ff00000, 0);
+    const __m128i m = exponent_mask();
     __m128i acc = _mm_setzero_si128();
     for (; p + 4 <= n; p += 4) {
       const __m128d a = _mm_loadu_pd(src + p), b = _mm_loadu_pd(src + p + 2);
       _mm_stream_pd(dst + p, a);
       _mm_stream_pd(dst + p + 2, b);
-      const __m128i ea = _mm_and_si128(_mm_castpd_si128(a), exp_hi);
-      const __m128i eb = _mm_and_si128(_mm_castpd_si128(b), exp_hi);
-      // Low halves compare 0 == 0: masked away by exp_hi.
-      acc = _mm_or_si128(acc, _mm_and_si128(_mm_or_si128(_mm_cmpeq_epi32(ea, exp_hi), _mm_cmpeq_epi32(eb, exp_hi)),
-                                            exp_hi));
+      acc = _mm_or_si128(acc, _mm_or_si128(exponent_hits(a, m), exponent_hits(b, m)));
     }
     _mm_sfence();  // the streamed stores are globally visible before anyone reads dst
-    nonfinite |= static_cast<std::uint64_t>(_mm_movemask_epi8(acc) != 0);
+    nonfinite |= static_cast<std::uint64_t>(any_nonfinite(acc, m));
   }
 #endif
   for (; p < n; ++p) one(p);
+  return nonfinite == 0;
+}
+
+bool values_finite(const double* v, std::size_t n) {
+  std::uint64_t nonfinite = 0;
+  std::size_t p = 0;
+#if defined(__SSE2__)
+  // Eight doubles a step, two accumulators (independent dependency
+  // chains). check_values' former scalar loop, which the compiler did not
+  // vectorise, took 210 us for activsg2000_hykkt_10's 154k values on the
+  // build machine; this loop 22-38 us.
+  const __m128i m = exponent_mask();
+  __m128i acc0 = _mm_setzero_si128(), acc1 = _mm_setzero_si128();
+  for (; p + 8 <= n; p += 8) {
+    acc0 = _mm_or_si128(acc0, _mm_or_si128(exponent_hits(_mm_loadu_pd(v + p), m), exponent_hits(_mm_loadu_pd(v + p + 2), m)));
+    acc1 = _mm_or_si128(acc1,
+                        _mm_or_si128(exponent_hits(_mm_loadu_pd(v + p + 4), m), exponent_hits(_mm_loadu_pd(v + p + 6), m)));
+  }
+  nonfinite |= static_cast<std::uint64_t>(any_nonfinite(_mm_or_si128(acc0, acc1), m));
+#endif
+  for (; p < n; ++p) {
+    std::uint64_t bits;
+    std::memcpy(&bits, v + p, sizeof bits);
+    nonfinite |= nonfinite_bit(bits);
+  }
   return nonfinite == 0;
 }
 
@@ -204,18 +250,9 @@ Status check_values(const FrontPlan& P, const CscMatrix& A) {
                              ") does not match the analysed pattern (n=" + std::to_string(P.n) +
                              ", nnz=" + std::to_string(P.nnz_a) + ")");
   // The usual case (every value finite) in one branch-free pass over the
-  // flat array, which the compiler vectorises: a double is not finite iff
-  // its 11 exponent bits are all ones. The column loop below only names the
-  // first bad entry.
-  std::uint64_t nonfinite = 0;
-  const double* v = A.values.data();
-  const std::size_t nv = A.values.size();
-  for (std::size_t p = 0; p < nv; ++p) {
-    std::uint64_t bits;
-    std::memcpy(&bits, v + p, sizeof bits);
-    nonfinite |= static_cast<std::uint64_t>((bits & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL);
-  }
-  if (!nonfinite) return Status::success();
+  // flat array (values_finite); the column loop below only names the first
+  // bad entry.
+  if (values_finite(A.values.data(), A.values.size())) return Status::success();
   for (idx_t j = 0; j < A.n; ++j)
     for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
       if (!std::isfinite(A.values[p]))

@@ -351,6 +351,17 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
       EXPECT_GT(frobenius_rel(solver.factor().Lx, gpu), 0.1) << what << " " << rep;
       ASSERT_TRUE(solver.factorize(B, FactorOptions{}, Executor::starpu).ok());
       EXPECT_LE(frobenius_rel(solver.factor().Lx, gpu), std::max(1e-13, 10 * spread)) << what << " " << rep;
+      // The same values written into the solver's buffer (page-locked, read
+      // by the GPU without a copy into the kept matrix), after 2B again.
+      ASSERT_TRUE(solver.refactorize(twice.data(), FactorOptions{}, Executor::starpu).ok()) << what << " " << rep;
+      double* vb = solver.values_buffer();
+      ASSERT_NE(vb, nullptr);
+      cudaPointerAttributes va{};
+      ASSERT_EQ(cudaPointerGetAttributes(&va, vb), cudaSuccess);
+      EXPECT_EQ(va.type, cudaMemoryTypeHost) << what << " " << rep;
+      std::copy(B.values.begin(), B.values.end(), vb);
+      ASSERT_TRUE(solver.refactorize(vb, FactorOptions{}, Executor::starpu).ok()) << what << " " << rep;
+      EXPECT_LE(frobenius_rel(solver.factor().Lx, gpu), std::max(1e-13, 10 * spread)) << what << " " << rep;
     }
     B.values[B.values.size() / 2] = std::nan("");
     EXPECT_EQ(solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu).code,

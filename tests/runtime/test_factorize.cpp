@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -536,10 +537,129 @@ TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
   EXPECT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, Executor::starpu).ok());  // and it recovers
 }
 
+TEST_F(StarpuTest, RefactorizeFromValuesBufferEqualsTheCopyPath) {
+  // Solver::values_buffer(): values written into it and refactorised
+  // without a copy give bit for bit the factor of refactorize() on the
+  // caller's array; the buffer becomes the matrix kept for refinement, so
+  // writing the next values into the next buffer changes neither the
+  // factor nor solve()'s refinement; a value that is not finite is named.
+  start("lws", 2);
+  CscMatrix A = random_spd(300, 0.03, 77);
+  Solver copy, buf;
+  EXPECT_EQ(buf.values_buffer(), nullptr);  // not analysed
+  ASSERT_TRUE(copy.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(buf.analyse(A, AnalysisOptions{}).ok());
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> scale(1.0, 2.0);
+  const double* previous = nullptr;
+  for (int it = 0; it < 4; ++it) {
+    for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= scale(rng);  // new diagonal: still SPD
+    const Executor exec = it % 2 ? Executor::starpu : Executor::sequential;
+    double* b = buf.values_buffer();
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(buf.values_buffer(), b);  // the same buffer until refactorize
+    if (previous) {
+      EXPECT_NE(b, previous) << "the kept copy is never handed out";
+    }
+    std::copy(A.values.begin(), A.values.end(), b);
+    ASSERT_TRUE(copy.refactorize(A.values.data(), FactorOptions{}, exec).ok());
+    const Status st = buf.refactorize(b, FactorOptions{}, exec);
+    ASSERT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ(buf.factor().Lx, copy.factor().Lx) << "iteration " << it;
+    previous = b;
+    // The next values go into the next buffer: fill it with other numbers;
+    // the current factor's refinement must still use A.
+    double* next = buf.values_buffer();
+    ASSERT_NE(next, b);
+    std::fill(next, next + A.values.size(), 3.5);
+    const std::vector<double> rhs = random_vector(A.n, 100 + it);
+    std::vector<double> x = rhs;
+    ASSERT_TRUE(buf.solve(x.data(), 1, A.n).ok());
+    EXPECT_LT(backward_error(A, x.data(), rhs.data()), 1e-15) << "iteration " << it;
+    EXPECT_EQ(buf.matrix_norm_inf(), symmetric_norm_inf(A));
+  }
+  // A value that is not finite in the buffer: refused before anything runs,
+  // the entry named, no factor left; the next call recovers.
+  for (Executor exec : {Executor::sequential, Executor::starpu}) {
+    double* b = buf.values_buffer();
+    std::copy(A.values.begin(), A.values.end(), b);
+    b[A.values.size() / 3] = std::numeric_limits<double>::quiet_NaN();
+    const Status bad = buf.refactorize(b, FactorOptions{}, exec);
+    EXPECT_EQ(bad.code, StatusCode::invalid_argument);
+    EXPECT_NE(bad.message.find("not finite"), std::string::npos) << bad.message;
+    EXPECT_NE(bad.message.find("entry ("), std::string::npos) << bad.message;
+    EXPECT_FALSE(buf.factorized());
+    b = buf.values_buffer();
+    std::copy(A.values.begin(), A.values.end(), b);
+    ASSERT_TRUE(buf.refactorize(b, FactorOptions{}, exec).ok());
+    EXPECT_EQ(buf.factor().Lx, copy.factor().Lx);
+  }
+  // factorize() keeps its own copy; the buffer stays usable after it.
+  ASSERT_TRUE(buf.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  double* b = buf.values_buffer();
+  std::copy(A.values.begin(), A.values.end(), b);
+  ASSERT_TRUE(buf.refactorize(b, FactorOptions{}, Executor::starpu).ok());
+  EXPECT_EQ(buf.factor().Lx, copy.factor().Lx);
+  // A new analysis (another pattern) sizes the buffer again.
+  const CscMatrix C = random_spd(120, 0.05, 78);
+  ASSERT_TRUE(buf.analyse(C, AnalysisOptions{}).ok());
+  b = buf.values_buffer();
+  std::copy(C.values.begin(), C.values.end(), b);
+  ASSERT_TRUE(buf.refactorize(b, FactorOptions{}, Executor::starpu).ok());
+  const std::vector<double> rhs = random_vector(C.n, 9);
+  std::vector<double> x = rhs;
+  ASSERT_TRUE(buf.solve(x.data(), 1, C.n).ok());
+  EXPECT_LT(backward_error(C, x.data(), rhs.data()), 1e-15);
+}
+
 /// copy_values_finite (solve/factor.hpp) against std::isfinite, one
 /// non-finite value (±inf, NaN, a NaN with payload) at every position of
 /// arrays of several lengths (the vectorised loop's remainders), and the
 /// largest finite values; the copy is exact in every case.
+/// values_finite (solve/factor.hpp) against std::isfinite: one
+/// non-finite value (±inf, NaN, a NaN with payload; also at the largest
+/// finite and smallest normal neighbours) at every position of arrays whose
+/// lengths leave every remainder of the eight-value step, at both
+/// alignments of the first value.
+TEST(ValuesFinite, MatchesIsfiniteAtEveryPositionAndAlignment) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1e3, 1e3);
+  const double specials[] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                             std::nan(""), -std::nan("77")};
+  EXPECT_TRUE(values_finite(nullptr, 0));
+  for (std::size_t n = 1; n <= 40; ++n)
+    for (std::size_t off : {0u, 1u}) {
+      std::vector<double> buf(n + 1);
+      for (double& x : buf) x = u(rng);
+      double* v = buf.data() + off;
+      v[n / 2] = std::numeric_limits<double>::max();
+      v[0] = -std::numeric_limits<double>::min();
+      v[n - 1] = std::numeric_limits<double>::denorm_min();
+      ASSERT_TRUE(values_finite(v, n)) << "n " << n;
+      for (std::size_t p = 0; p < n; ++p)
+        for (double s : specials) {
+          const double keep = v[p];
+          v[p] = s;
+          EXPECT_FALSE(values_finite(v, n)) << "n " << n << " offset " << off << " position " << p;
+          EXPECT_FALSE(values_finite(v, p + 1)) << "n " << p + 1;  // the bad value last
+          if (p > 0) {
+            EXPECT_TRUE(values_finite(v, p)) << "n " << p;  // left out
+          }
+          v[p] = keep;
+        }
+    }
+  std::vector<double> big(100003);
+  for (double& x : big) x = u(rng);
+  EXPECT_TRUE(values_finite(big.data(), big.size()));
+  for (int r = 0; r < 50; ++r) {
+    const std::size_t p = static_cast<std::size_t>(rng() % big.size());
+    const double keep = big[p];
+    big[p] = specials[r % 4];
+    EXPECT_FALSE(values_finite(big.data(), big.size())) << "position " << p;
+    big[p] = keep;
+  }
+}
+
 TEST(CopyValuesFinite, MatchesIsfiniteAndCopiesExactly) {
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-1e3, 1e3);

@@ -41,22 +41,30 @@
 #             no look-ahead)
 #   sass      fused-sass.txt.xz: cuobjdump -sass of the fused kernels
 #   ab        ab.md: this bundle's gpu_bench against gpu_bench_old (put beside
-#             this script; with AB_PREV=1 also gpu_bench_prev there, a
-#             second older build), and the new one with each AB_VARIANTS setting
-#             (default STARFRONT_FUSED_LARGE=384x2; a setting starting with
-#             -- is gpu_bench options, commas for spaces), ROUNDS (3) alternating
+#             this script; AB_OLD=0 leaves it out; with AB_PREV=1 also
+#             gpu_bench_prev there, a second older build), and the new one
+#             with each AB_VARIANTS setting (default
+#             STARFRONT_FUSED_LARGE=384x2; commas join items: NAME=VALUE
+#             items are environment settings, the others gpu_bench options,
+#             e.g. "STARFRONT_EARLY_RESUME=0,--values-buffer"), ROUNDS (3) alternating
 #             rounds of gpu_bench --fused --repeat 30 on the power-grid
 #             matrices
+#   lap       lap.md: gpu_bench --gpu-graph (1 GPU + CPU workers) on
+#             LAP_MATRICES (default lap3d:60), the new binary and each
+#             AB_VARIANTS setting (gpu_bench options that only --fused
+#             knows are ignored there), ROUNDS alternating rounds
 #   tasklog   tasklog-MATRIX.csv: the task log (STARFRONT_TASK_LOG, with
 #             STARPU_PROFILING=1) of the last of 5 refactorisations of each
 #             power-grid matrix: StarPU's submission, pop, data acquisition,
 #             start and end stamps of the fused task, and the run's; then
 #             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
+#             (items as in AB_VARIANTS)
 #   (every gpu_bench run: --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu NCPU on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
-#             with the amalgamation RELAX="R:M:Z" when it is set
+#             with the amalgamation RELAX="R:M:Z" when it is set and the
+#             gpu_bench options BENCH_ARGS (e.g. --values-buffer)
 set -uo pipefail
 # shellcheck source=tools/device/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
@@ -69,6 +77,21 @@ relax_args() {
   local r m z
   IFS=: read -r r m z <<<"$1"
   echo "--relax-small $r --relax-mid $m --relax-zeros $z"
+}
+# split_variant V: a variant's comma-separated items into e (environment
+# settings, NAME=VALUE, for env) and x (gpu_bench options: the other items,
+# e.g. "--values-buffer" or "--ncpu,4"); a variant without either (old, new)
+# sets STARFRONT_AB=V only.
+split_variant() {
+  e=STARFRONT_AB=${1//,/+} x=()
+  local item
+  for item in ${1//,/ }; do
+    if [[ "$item" == -* || "$item" != *=* ]]; then
+      [[ "$1" == *=* || "$1" == -* ]] && x+=("$item")
+    else
+      e="$e,$item"
+    fi
+  done
 }
 keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU|error|fail)|^\| matrix'
 if has tests; then
@@ -179,13 +202,11 @@ if has ab; then
   old=$here/gpu_bench_old
   {
     for round in $(seq 1 "${ROUNDS:-3}"); do
-      for v in old ${AB_PREV:+prev} new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
-        g=$b/bin/gpu_bench e=STARFRONT_AB=$v x=()
+      for v in $([ "${AB_OLD:-1}" = 0 ] || echo old) ${AB_PREV:+prev} new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
+        g=$b/bin/gpu_bench
         [ "$v" = old ] && g=$old
         [ "$v" = prev ] && g=$here/gpu_bench_prev
-        [[ "$v" == *=* ]] && e=$v
-        # A variant starting with -- is gpu_bench options (commas for spaces).
-        [[ "$v" == --* ]] && e=STARFRONT_AB=args && read -r -a x <<<"${v//,/ }"
+        split_variant "$v"
         echo "### round $round, $v: gpu_bench ${q[*]} ${x[*]} (power-grid matrices)"
         # shellcheck disable=SC2046
         env $(tr , ' ' <<<"$e") timeout 60 "$g" "${q[@]}" "${x[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"
@@ -194,15 +215,33 @@ if has ab; then
     done
   } 2>&1 | tee "$out/ab.md"
 fi
+if has lap; then
+  # The GPU graph of large Laplacians (issue 5's regime: hundreds of tasks on
+  # the CPU and CUDA workers) with the new binary and each AB_VARIANTS
+  # setting, ROUNDS alternating rounds.
+  {
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      for v in new ${AB_VARIANTS:-}; do
+        split_variant "$v"
+        echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${x[*]} ${LAP_MATRICES:-lap3d:60}"
+        # shellcheck disable=SC2046,SC2086
+        env $(tr , ' ' <<<"$e") timeout 120 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
+          --no-cusolversp --gpu-graph "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)'
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    done
+  } 2>&1 | tee "$out/lap.md"
+fi
 if has tasklog; then
   i=0
   for v in "" ${TASKLOG_VARIANTS:-}; do
+    split_variant "$v"
     for m in "${grid[@]}"; do
       n=$(basename "$m" .mtx)$([ -n "$v" ] && echo "-v$i")
       echo "### task log ${v:-as built}: $n"
       # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$v") STARPU_PROFILING=1 STARFRONT_TASK_LOG="$out/tasklog-$n.csv" timeout 60 "$b/bin/gpu_bench" \
-        --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod --no-cusolversp "$m" 2>&1 | grep -E "$keep"
+      env $(tr , ' ' <<<"$e") STARPU_PROFILING=1 STARFRONT_TASK_LOG="$out/tasklog-$n.csv" timeout 60 "$b/bin/gpu_bench" \
+        --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod --no-cusolversp "${x[@]}" "$m" 2>&1 | grep -E "$keep"
       cat "$out/tasklog-$n.csv"
     done
     i=$((i + 1))
@@ -210,6 +249,7 @@ if has tasklog; then
 fi
 if has bench; then
   # shellcheck disable=SC2046
-  timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu "${NCPU:-16}" $(relax_args "${RELAX:-}") "$b"/data/spd/*.mtx lap2d:300 2>&1 |
+  timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu "${NCPU:-16}" $(relax_args "${RELAX:-}") ${BENCH_ARGS:-} \
+    "$b"/data/spd/*.mtx lap2d:300 2>&1 |
     grep -v perf_model_add_dir | tee "$out/bench.md"
 fi
