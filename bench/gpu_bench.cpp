@@ -501,6 +501,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
   }
+  if (values_buffer && !fused) {
+    std::fprintf(stderr, "gpu_bench: --values-buffer needs --fused\n");
+    return 2;
+  }
   if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, ao, values_buffer);
   std::vector<Input> inputs(names.size());
   GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured

@@ -326,8 +326,11 @@ starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix
 
 /** Refactorisation with new values on the analysed pattern: `values` has the
  *  nnz entries of the caller's ind array at analysis, in the same order. The
- *  values are scattered into the private matrix in O(nnz) (no allocation of
- *  matrix or factor storage), then factorised as starfront_factorize does.
+ *  values are scattered in O(nnz) straight into the values buffer of the
+ *  factor's solver (page-locked when CUDA workers run; allocated by the
+ *  first factorisation: no allocation of matrix or factor storage here),
+ *  which becomes the matrix kept for iterative refinement without a
+ *  further copy, then factorised as starfront_factorize does.
  *  Errors: as starfront_factorize (values NULL: INVALID_ARGUMENT). */
 starfront_status starfront_refactorize(starfront_factor* F, const double* values,
                                        const starfront_factor_options* opts);
@@ -371,7 +374,7 @@ starfront_status starfront_inertia(const starfront_factor* F, int64_t* npos, int
 typedef struct starfront_memory {
   int64_t factor_bytes;   /**< 8 × doubles of L (dense front panels, amalgamated) */
   int64_t cb_peak_bytes;  /**< CB memory reserved at most: cb_planned_bytes + subtree_workspace_bytes × CPU workers */
-  int64_t matrix_bytes;   /**< private copy of A: values, row indices, column pointers, caller map */
+  int64_t matrix_bytes;   /**< private copies of A: values (two arrays: the one the caller's values are scattered into and the one kept for refinement), row indices and column pointers (two each), caller map */
   int64_t analysis_bytes; /**< symbolic factor, assembly plan and task graph (index arrays) */
   int64_t total_bytes;    /**< sum of the four above */
   int64_t cb_planned_bytes;        /**< sum of the slot capacities */

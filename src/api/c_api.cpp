@@ -354,9 +354,10 @@ starfront_status check_same_pattern(const char* fn, const starfront_factor& F, c
 /// run_factorization factorises them from: the solver's values buffer
 /// (Solver::values_buffer: no second copy, page-locked with CUDA workers),
 /// or F.A.values for a distributed factorisation (factorize_mpi takes the
-/// whole matrix) and when the pattern has no entry.
+/// whole matrix; only such a factor keeps F.A.values after its analysis)
+/// and when the pattern has no entry (then empty).
 double* value_target(starfront_factor& F) {
-  if (F.rt && F.rt->mpi) return F.A.values.data();
+  if (F.rt && runtime_is_mpi(*F.rt)) return F.A.values.data();
   double* b = F.solver.values_buffer();
   return b ? b : F.A.values.data();
 }
@@ -472,11 +473,13 @@ starfront_memory memory_estimate(const starfront_factor& F, int workers) {
   m.slots = e.slots;
   m.added_deps = e.added_deps;
   m.cb_peak_bytes = m.cb_planned_bytes + m.subtree_workspace_bytes * std::max(1, workers);
-  // private matrix (values, rows, pointers), the Solver's copy (pattern, and the
-  // values for iterative refinement), the Solver's values buffer (what the
-  // values are scattered into: Solver::values_buffer), the caller map
-  m.matrix_bytes = 3 * bytes(F.A.values) + 2 * (bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) +
-                   bytes(F.upper) + bytes(F.mirror);
+  // private matrix (rows, pointers), the Solver's copy (pattern, and the
+  // values for iterative refinement), the values the caller's are scattered
+  // into (the Solver's values buffer, or F.A.values for a distributed
+  // factorisation: value_target), the caller map
+  const int64_t values_bytes = static_cast<int64_t>(sizeof(double) * F.A.rowind.size());
+  m.matrix_bytes = 2 * (values_bytes + bytes(F.A.rowind) + bytes(F.A.colptr)) + bytes(F.map) + bytes(F.upper) +
+                   bytes(F.mirror);
   m.analysis_bytes = bytes(S.perm) + bytes(S.iperm) + bytes(S.super_start) + bytes(S.super_parent) +
                      bytes(S.front_ptr) + bytes(S.front_rows) + bytes(S.col_to_super) +
                      bytes(P.l_offset) + bytes(P.child_ptr) + bytes(P.child_list) + bytes(P.rel_ptr) +
@@ -795,6 +798,9 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
     h->desc.ptr = h->desc.ind = nullptr;  // never kept
     if (const starfront_status s = precheck_int32(fn, *h, ao); s != STARFRONT_OK) return s;
     if (const Status st = h->solver.analyse(h->A, ao, go); !st.ok()) return fail(fn, st, h->desc.base);
+    // Without MPI the values go into the solver's buffer (value_target):
+    // the private matrix keeps its pattern only.
+    if (!(rt && runtime_is_mpi(*rt))) std::vector<double>().swap(h->A.values);
     if (const starfront_status s = check_int32_sizes(fn, *h, h->solver.symbolic(),
                                                      static_cast<double>(h->solver.plan().factor_size()));
         s != STARFRONT_OK)

@@ -138,7 +138,16 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
     // finiteness check, one read-only pass, names a bad entry itself.
     std::swap(a_.values, next_values_);
     std::swap(values_pin_, next_pin_);
-    if (pin) values_pin_.ensure(a_.values);
+    if (next_values_.size() != nnz) {
+      // The first swap (a_.values was empty or another size): the other
+      // buffer is made now, so that later refactorisations allocate nothing.
+      next_pin_.reset();
+      next_values_.assign(nnz, 0.0);
+    }
+    if (pin) {
+      values_pin_.ensure(a_.values);
+      next_pin_.ensure(next_values_);
+    }
     st = check_values(plan_, a_);
     if (!st.ok()) return st;
   } else {
@@ -190,7 +199,6 @@ double* Solver::values_buffer() {
     next_pin_.reset();  // the assignment may reallocate
     next_values_.assign(nnz, 0.0);
   }
-  if (pin_values_enabled()) next_pin_.ensure(next_values_);
   return next_values_.data();
 }
 

@@ -91,8 +91,10 @@ class Solver {
   /// then not copied. The buffer becomes the matrix kept for iterative
   /// refinement, and the next call hands out another one (the two are
   /// swapped), so that writing the next values never changes the matrix
-  /// of the current factor. With CUDA workers it is page-locked (the GPUs
-  /// read it by DMA). Its contents on return are unspecified (zeros or
+  /// of the current factor. The first call after analyse() allocates it;
+  /// the first refactorize() given it allocates the other one, and (with
+  /// the StarPU executor and CUDA workers) page-locks both, for the GPUs'
+  /// DMA; later calls allocate nothing. Its contents on return are unspecified (zeros or
   /// earlier values); calling values_buffer() again before refactorize()
   /// returns the same buffer, contents kept. Valid until the next
   /// refactorize() or analyse(), or the solver's destruction; writing
@@ -224,9 +226,9 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
-  // Set by refactorize while it runs: a_'s values were copied in and found
-  // finite in the same pass (copy_values_finite), so the StarPU executor
-  // skips its own check of them.
+  // Set by refactorize while it runs: a_'s values were found finite (in
+  // the copy's pass, copy_values_finite, or by check_values on a swapped-in
+  // values buffer), so the StarPU executor skips its own check of them.
   bool values_finite_ = false;
   // The page-locking of a values array (refactorize, with CUDA workers: A's
   // values go to the GPU at every factorisation): the range it locks

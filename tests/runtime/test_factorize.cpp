@@ -552,6 +552,7 @@ TEST_F(StarpuTest, RefactorizeFromValuesBufferEqualsTheCopyPath) {
   std::mt19937_64 rng(2026);
   std::uniform_real_distribution<double> scale(1.0, 2.0);
   const double* previous = nullptr;
+  const double* before_previous = nullptr;
   for (int it = 0; it < 4; ++it) {
     for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= scale(rng);  // new diagonal: still SPD
     const Executor exec = it % 2 ? Executor::starpu : Executor::sequential;
@@ -561,11 +562,15 @@ TEST_F(StarpuTest, RefactorizeFromValuesBufferEqualsTheCopyPath) {
     if (previous) {
       EXPECT_NE(b, previous) << "the kept copy is never handed out";
     }
+    if (before_previous) {
+      EXPECT_EQ(b, before_previous) << "two buffers alternate: nothing allocated after the first refactorisation";
+    }
     std::copy(A.values.begin(), A.values.end(), b);
     ASSERT_TRUE(copy.refactorize(A.values.data(), FactorOptions{}, exec).ok());
     const Status st = buf.refactorize(b, FactorOptions{}, exec);
     ASSERT_TRUE(st.ok()) << st.message;
     EXPECT_EQ(buf.factor().Lx, copy.factor().Lx) << "iteration " << it;
+    before_previous = previous;
     previous = b;
     // The next values go into the next buffer: fill it with other numbers;
     // the current factor's refinement must still use A.
@@ -612,10 +617,6 @@ TEST_F(StarpuTest, RefactorizeFromValuesBufferEqualsTheCopyPath) {
   EXPECT_LT(backward_error(C, x.data(), rhs.data()), 1e-15);
 }
 
-/// copy_values_finite (solve/factor.hpp) against std::isfinite, one
-/// non-finite value (±inf, NaN, a NaN with payload) at every position of
-/// arrays of several lengths (the vectorised loop's remainders), and the
-/// largest finite values; the copy is exact in every case.
 /// values_finite (solve/factor.hpp) against std::isfinite: one
 /// non-finite value (±inf, NaN, a NaN with payload; also at the largest
 /// finite and smallest normal neighbours) at every position of arrays whose
@@ -635,6 +636,7 @@ TEST(ValuesFinite, MatchesIsfiniteAtEveryPositionAndAlignment) {
       v[n / 2] = std::numeric_limits<double>::max();
       v[0] = -std::numeric_limits<double>::min();
       v[n - 1] = std::numeric_limits<double>::denorm_min();
+      if (n > 2) v[1] = -0.0;
       ASSERT_TRUE(values_finite(v, n)) << "n " << n;
       for (std::size_t p = 0; p < n; ++p)
         for (double s : specials) {
@@ -660,6 +662,10 @@ TEST(ValuesFinite, MatchesIsfiniteAtEveryPositionAndAlignment) {
   }
 }
 
+/// copy_values_finite (solve/factor.hpp) against std::isfinite, one
+/// non-finite value (±inf, NaN, a NaN with payload) at every position of
+/// arrays of several lengths (the vectorised loop's remainders), and the
+/// largest finite values; the copy is exact in every case.
 TEST(CopyValuesFinite, MatchesIsfiniteAndCopiesExactly) {
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-1e3, 1e3);
