@@ -132,6 +132,46 @@ TEST_F(CApi, RefactorizationEqualsFreshFactorization) {
   EXPECT_GT(st.t_factor_first_s, 0.0);
 }
 
+/// Expects `call` to return `code` with a message containing `needle`.
+#define EXPECT_FAILS(call, code, needle)                                               \
+  do {                                                                                 \
+    EXPECT_EQ((call), (code));                                                         \
+    EXPECT_NE(last_error().find(needle), std::string::npos) << "message: " << last_error(); \
+  } while (0)
+
+TEST_F(CApi, RefactorizationRecoversAfterRejectedValues) {
+  // The values are scattered straight into the solver's values buffer: a
+  // call refused half-way (a NaN, unequal FULL mirrors) leaves no factor,
+  // and the next call with good values overwrites every entry of that
+  // buffer (a stale partial sum would change the solution).
+  const CscMatrix A = random_spd(120, 0.04, 21);
+  CallerMatrix M = make_caller_matrix(A, STARFRONT_FULL, STARFRONT_CSC, 0, STARFRONT_INT64, 21);
+  starfront_factor* F = analyse(M.desc);
+  ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+  const std::vector<double> b = random_vector(A.n, 8);
+  for (int it = 0; it < 3; ++it) {
+    std::vector<double> bad = M.values;
+    for (double& v : bad) v *= 3.0;
+    bad[bad.size() - 1 - it] = std::nan("");  // late: most of the buffer already written
+    EXPECT_FAILS(starfront_refactorize(F, bad.data(), nullptr), STARFRONT_INVALID_ARGUMENT, "is not finite");
+    std::vector<double> x = b;
+    EXPECT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_INVALID_ARGUMENT);  // no factor after a failure
+    int64_t p = 0;  // an entry strictly above the diagonal: its mirror differs
+    while (M.ind64[p] >= std::upper_bound(M.ptr64.begin(), M.ptr64.end(), p) - M.ptr64.begin() - 1) ++p;
+    bad = M.values;
+    bad[p] += 1.0;
+    EXPECT_FAILS(starfront_refactorize(F, bad.data(), nullptr), STARFRONT_NOT_SYMMETRIC, "is not symmetric");
+    // Good values, other than the first ones: the solution of A·s.
+    const double scale = 1.25 + it;
+    std::vector<double> good = M.values;
+    for (double& v : good) v *= scale;
+    ASSERT_EQ(starfront_refactorize(F, good.data(), nullptr), STARFRONT_OK) << last_error();
+    CscMatrix As = A;
+    for (double& v : As.values) v *= scale;
+    EXPECT_LT(rel_diff(solve(F, b).data(), dense_solve(As, b, 1).data(), b.size()), 1e-12) << "iteration " << it;
+  }
+}
+
 TEST_F(CApi, ChangedPatternIsRefused) {
   const CscMatrix A = random_spd(40, 0.1, 5);
   CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 5);
@@ -225,13 +265,6 @@ struct Small {
     M.values = val.data();
   }
 };
-
-/// Expects `call` to return `code` with a message containing `needle`.
-#define EXPECT_FAILS(call, code, needle)                                               \
-  do {                                                                                 \
-    EXPECT_EQ((call), (code));                                                         \
-    EXPECT_NE(last_error().find(needle), std::string::npos) << "message: " << last_error(); \
-  } while (0)
 
 TEST_F(CApi, BadArgumentsGiveClearErrors) {
   Small s;
