@@ -92,9 +92,10 @@ class Solver {
   /// refinement, and the next call hands out another one (the two are
   /// swapped), so that writing the next values never changes the matrix
   /// of the current factor. The first call after analyse() allocates it;
-  /// the first refactorize() given it allocates the other one, and (with
-  /// the StarPU executor and CUDA workers) page-locks both, for the GPUs'
-  /// DMA; later calls allocate nothing. Its contents on return are unspecified (zeros or
+  /// the first refactorize() given it allocates the other one unless the
+  /// kept matrix already has nnz values, and (with the StarPU executor and
+  /// CUDA workers) page-locks both, for the GPUs' DMA; later calls
+  /// allocate nothing. Its contents on return are unspecified (zeros or
   /// earlier values); calling values_buffer() again before refactorize()
   /// returns the same buffer, contents kept. Valid until the next
   /// refactorize() or analyse(), or the solver's destruction; writing
