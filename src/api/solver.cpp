@@ -135,7 +135,7 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   if (nnz > 0 && values == next_values_.data() && next_values_.size() == nnz) {
     // The caller wrote into values_buffer(): it becomes the copy kept for
     // iterative refinement (no copy), the old copy the next buffer. The
-    // finiteness check, one read-only pass, names a bad entry itself.
+    // finiteness check is one read-only pass.
     std::swap(a_.values, next_values_);
     std::swap(values_pin_, next_pin_);
     if (next_values_.size() != nnz) {
@@ -148,14 +148,12 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
       values_pin_.ensure(a_.values);
       next_pin_.ensure(next_values_);
     }
-    st = check_values(plan_, a_);
-    if (!st.ok()) return st;
+    finite = values_finite(a_.values.data(), nnz);
   } else {
     // The copy kept for iterative refinement is the matrix factorised: one
     // copy, and its pattern is the analysed one by construction. After a
     // failure it holds these values, but solve() refuses to run then.
-    // The copy and the finiteness check in one pass; a value that is not
-    // finite is named by check_values (the slow path).
+    // The copy and the finiteness check in one pass.
     if (a_.values.capacity() < nnz) unpin_values();  // the resize reallocates
     a_.values.resize(nnz);
     if (pin) values_pin_.ensure(a_.values);
@@ -164,7 +162,7 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
     // critical path (it runs while the GPU works).
     finite = nnz == 0 || copy_values_finite(values, nnz, a_.values.data(), values_pin_.pin != nullptr);
   }
-  if (!finite) {
+  if (!finite) {  // check_values names the entry (the slow path)
     st = check_values(plan_, a_);
     if (st.ok()) st = Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite");
     return st;

@@ -228,7 +228,7 @@ class Solver {
   int refine_steps_ = 3;
   double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
   // Set by refactorize while it runs: a_'s values were found finite (in
-  // the copy's pass, copy_values_finite, or by check_values on a swapped-in
+  // the copy's pass, copy_values_finite, or by values_finite on a swapped-in
   // values buffer), so the StarPU executor skips its own check of them.
   bool values_finite_ = false;
   // The page-locking of a values array (refactorize, with CUDA workers: A's
