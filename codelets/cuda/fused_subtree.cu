@@ -53,7 +53,7 @@ __device__ __forceinline__ void stamp(const FusedLaunch& p, int q, int i) {
 __device__ void publish(const FusedLaunch& p, int q, int v) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
+    if (p.fences) __threadfence();
     store_release(fused_done_flags(p.status) + q, v);
   }
 }
@@ -73,7 +73,7 @@ __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
       if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
     if (v != 1) ok = 0;
   }
-  __threadfence();
+  if (p.fences) __threadfence();
   return __syncthreads_and(ok) != 0;
 }
 
@@ -267,7 +267,7 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
       if (fl == 0) atomicMin(&s_first, c);
       else if (fl != 1) s_failed = 1;  // every writer writes 1
     }
-    __threadfence();
+    if (p.fences) __threadfence();
     __syncthreads();
     const int first = s_first;
     if (s_failed) return false;
@@ -463,11 +463,15 @@ __device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w_in, i
       for (int t = 0; t < NB; ++t) li[t] = t < w ? v.col(j0 + t)[i] : 0.0;
 #pragma unroll
       for (int u = 0; u < CG; ++u) acc[u] = 0.0;
+      // Every column of the block, also t >= w in a partial block (the
+      // front's last): there li[t] and lc[u][t] are zeros and each adds an
+      // exact +0 after the real terms, so the sums keep their values (only
+      // the sign of an exact zero may differ), and the loop is the same
+      // straight FMA sequence as a full block's, with no test per FMA.
 #pragma unroll
       for (int t = 0; t < NB; ++t)
 #pragma unroll
-        for (int u = 0; u < CG; ++u)
-          if (t < w) acc[u] += li[t] * lc[u][t];
+        for (int u = 0; u < CG; ++u) acc[u] += li[t] * lc[u][t];
 #pragma unroll
       for (int u = 0; u < CG; ++u)
         if (i >= c0 + u) v.col(c0 + u)[i] -= acc[u];  // also implies c0 + u < m
@@ -565,6 +569,9 @@ __device__ int factor(const FusedLaunch& p, const FusedFront& f, const FrontView
       if (timed) clk.lap(threadIdx.x / 32, &clk.ph[threadIdx.x / 32][3]);
     } else {
       if (w == NB) trailing_update<kWarps, kCG, NB, true>(v, j0, w, m, j1, 0, p.snake);
+      // A partial block (the front's last) of at most NB/2 columns: the
+      // sums of the code for blocks of NB/2 (zero-padded as below).
+      else if (w <= NB / 2) trailing_update<kWarps, kCG, NB / 2, false>(v, j0, w, m, j1, 0, p.snake);
       else trailing_update<kWarps, kCG, NB, false>(v, j0, w, m, j1, 0, p.snake);
       __syncthreads();
       if (w2 > 0) {

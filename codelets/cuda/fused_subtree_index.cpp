@@ -211,6 +211,16 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
     S.write += at(q, 5) - at(q, 4);
     const double from = below >= 0 ? std::max(at(below, 5), early ? own_end(q) : at(below, 5)) : t_first;
     S.lag += std::max(0.0, ready(q) - from);
+    FusedChainStep step;
+    step.ticket = q;
+    step.m = f.m;
+    step.k = f.k;
+    step.children = static_cast<idx_t>(f.child_end - f.child_begin);
+    step.lag = std::max(0.0, ready(q) - from);
+    step.extend_add = at(q, 3) - at(q, 2);
+    step.factor = at(q, 4) - at(q, 3);
+    step.write = at(q, 5) - at(q, 4);
+    S.chain.push_back(step);
     if (below >= 0 && below < ti.nsmall && q >= ti.nsmall && S.traced[1] > 0)
       S.boundary = std::max(0.0, first[1] - at(below, 5));
     q = below;

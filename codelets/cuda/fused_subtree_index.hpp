@@ -138,6 +138,15 @@ FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
 /// is published (L is written after). 0: not reached (a skipped front).
 constexpr int kFusedTracePoints = 6;
 
+/// One front of the critical chain of a fused kernel's trace (ns): its
+/// ticket, order m, pivots k, children, and the time from its last child's
+/// completion (or its own prologue's end, when later) to its wait's end
+/// (lag), then its extend-add, factorisation and CB write-out.
+struct FusedChainStep {
+  idx_t ticket = 0, m = 0, k = 0, children = 0;
+  double lag = 0, extend_add = 0, factor = 0, write = 0;
+};
+
 /// Where the time of one fused launch went, from its trace (ns).
 /// The critical chain is found backwards from the front that was published
 /// last: at each front, the child published last, down to a front without
@@ -152,7 +161,8 @@ constexpr int kFusedTracePoints = 6;
 /// fronts of each part. `boundary`: when the chain runs from the small part
 /// into the large one, the time from the publication of its last small
 /// front to the first stamp of the large launch (what one launch for both
-/// parts could save on this chain at most), else 0.
+/// parts could save on this chain at most), else 0. `chain`: the chain's
+/// fronts one by one, root first.
 struct FusedTraceSummary {
   idx_t fronts = 0;
   double boundary = 0;
@@ -160,6 +170,7 @@ struct FusedTraceSummary {
   double span[2] = {0, 0};
   double mean_own[2] = {0, 0}, mean_extend_add[2] = {0, 0}, mean_factor[2] = {0, 0}, mean_write[2] = {0, 0};
   idx_t traced[2] = {0, 0};  ///< fronts with all stamps, per part
+  std::vector<FusedChainStep> chain;  ///< the critical chain, root first (`fronts` steps)
 };
 
 /// Summarises the trace of graph task `task` of X (kFusedTracePoints ×

@@ -14,7 +14,8 @@
 // thread per child spins with __nanosleep on its completion flag,
 // device-scope acquire, then a block-wide AND) until the front's children
 // are complete, then processes it and publishes
-// its flag (device-scope release after a block barrier), and takes the next
+// its flag (device-scope release after a block barrier; the release and the
+// acquires need no extra fence: FusedLaunch::fences), and takes the next
 // ticket. A front only waits on fronts with smaller tickets; a ticket is
 // taken only by a block that is already running and never yields it. By
 // induction on tickets, the unfinished front with the smallest ticket has
@@ -192,6 +193,17 @@ struct FusedLaunch {
   /// (measurement knob: STARFRONT_FUSED_LARGE).
   int large_threads = kFusedLargeThreads;
   int large_cols = kTrailColsLarge;
+  /// A __threadfence() (fence.sc.gpu) also before a completion flag's
+  /// release store and after the acquire loads of the children's flags
+  /// (measurement knob STARFRONT_FUSED_FENCES=1), or not (default): the
+  /// release store (st.release.gpu) after the block barrier and the
+  /// acquire loads (ld.acquire.gpu) before one already order the CB's
+  /// writes by every thread of the child's block before the reads by
+  /// every thread of the parent's (PTX memory model: a release is
+  /// cumulative over what precedes it in causality order, which the
+  /// barrier extends to the whole block; the same pattern as CUTLASS's
+  /// semaphore). The fences cost about 0.7 µs per front on the chain.
+  bool fences = false;
 };
 
 /// Largest front order m whose packed lower triangle (m(m+1)/2 doubles)

@@ -545,7 +545,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // Measurement knobs (read once): STARFRONT_FUSED_EARLY=0 runs each front's
   // prologue after the wait for all its children, then their extend-add
   // (FusedLaunch::early); STARFRONT_FUSED_TRACE=1 takes
-  // the kernel's trace and prints its summary to stderr at every execution;
+  // the kernel's trace and prints its summary to stderr at every execution
+  // (=2: also each front of its critical chain);
   // STARFRONT_FUSED_SLEEP_NS: the flag polling's back-off (default 64 ns);
   // STARFRONT_FUSED_LOOKAHEAD=0: factor() without its look-ahead;
   // STARFRONT_FUSED_OVERLAP=0: the large fronts' launch after the small
@@ -554,7 +555,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // (FusedLaunch::phases), printed to stderr at every execution;
   // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off.
   static const bool early = !env_is("STARFRONT_FUSED_EARLY", "0");
-  static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1");
+  static const bool trace_chain = env_is("STARFRONT_FUSED_TRACE", "2");
+  static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1") || trace_chain;
   static const unsigned poll_sleep_ns = [] {
     const char* e = std::getenv("STARFRONT_FUSED_SLEEP_NS");
     return e && *e ? static_cast<unsigned>(std::strtoul(e, nullptr, 10)) : 64u;
@@ -578,6 +580,9 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.overlap_launches = overlap;
   p.snake = snake;
   p.poll_sleep_ns = poll_sleep_ns;
+  // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on.
+  static const bool fences = env_is("STARFRONT_FUSED_FENCES", "1");
+  p.fences = fences;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && trace_words > w.fused_trace_cap) {
     cudaFree(w.fused_trace);
@@ -638,6 +643,15 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
                  1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
                  1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),
                  static_cast<long long>(S.traced[1]));
+    // STARFRONT_FUSED_TRACE=2: each front of the chain, root first.
+    if (trace_chain)
+      for (const FusedChainStep& c : S.chain)
+        std::fprintf(stderr,
+                     "fused chain %s: ticket %lld (%s) m %lld k %lld children %lld: lag %.2f, extend-add %.2f, "
+                     "factor %.2f, write %.2f us\n",
+                     task_name(G, t).c_str(), static_cast<long long>(c.ticket), c.ticket < fi.nsmall ? "small" : "large",
+                     static_cast<long long>(c.m), static_cast<long long>(c.k), static_cast<long long>(c.children),
+                     1e-3 * c.lag, 1e-3 * c.extend_add, 1e-3 * c.factor, 1e-3 * c.write);
   }
   if (phases) {
     unsigned long long h[kFusedPhaseWords];

@@ -393,6 +393,30 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
       // the first front's wait ends a after the start when early (its
       // prologue ran first), at once otherwise.
       EXPECT_DOUBLE_EQ(S.lag, (nf - 1) * lag + (early ? a : 0.0));
+      // The chain's steps, root first: each the parent of the next, each a
+      // front's own times; the first step is the last front published.
+      ASSERT_EQ(static_cast<idx_t>(S.chain.size()), len);
+      idx_t top = 0;
+      for (idx_t q = 1; q < ti.nfronts; ++q)
+        if (T(q, 5) > T(top, 5)) top = q;
+      EXPECT_EQ(S.chain.front().ticket, top);
+      for (std::size_t i = 0; i < S.chain.size(); ++i) {
+        const FusedChainStep& st = S.chain[i];
+        const FusedFront& f = X.fronts[ti.front_begin + st.ticket];
+        EXPECT_EQ(st.m, f.m);
+        EXPECT_EQ(st.k, f.k);
+        EXPECT_EQ(st.children, f.child_end - f.child_begin);
+        EXPECT_DOUBLE_EQ(st.extend_add, b);
+        EXPECT_DOUBLE_EQ(st.factor, c);
+        EXPECT_DOUBLE_EQ(st.write, d);
+        EXPECT_DOUBLE_EQ(st.lag, i + 1 < S.chain.size() ? lag : (early ? a : 0.0));
+        if (i + 1 < S.chain.size()) {
+          bool is_child = false;
+          for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch)
+            is_child = is_child || X.children[ch].ticket == S.chain[i + 1].ticket;
+          EXPECT_TRUE(is_child) << "chain step " << i + 1 << " is not a child of step " << i;
+        }
+      }
       // All fronts start at t0 in the simulation: the large launch's first
       // stamp precedes every publication, so no boundary time.
       EXPECT_DOUBLE_EQ(S.boundary, 0.0);

@@ -61,6 +61,11 @@
 #             (items as in AB_VARIANTS)
 #   (every gpu_bench run: --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
+#   chain     chain.txt: each front of the fused kernel's critical chain
+#             (STARFRONT_FUSED_TRACE=2: m, k, children, lag, extend-add,
+#             factor, write-out) in the last of 3 refactorisations of
+#             activsg2000_hykkt_10, as built and with each CHAIN_VARIANTS
+#             setting (items as in AB_VARIANTS)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu NCPU on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set and the
@@ -246,6 +251,21 @@ if has tasklog; then
     done
     i=$((i + 1))
   done
+fi
+if has chain; then
+  # Each front of the fused kernel's critical chain (STARFRONT_FUSED_TRACE=2)
+  # in the last of 3 refactorisations of activsg2000_hykkt_10, as built and
+  # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS).
+  {
+    for v in "" ${CHAIN_VARIANTS:-}; do
+      split_variant "$v"
+      echo "### chain ${v:-as built}: STARFRONT_FUSED_TRACE=2 gpu_bench --fused --repeat 3 ${x[*]} activsg2000_hykkt_10"
+      # shellcheck disable=SC2046
+      env $(tr , ' ' <<<"$e") STARFRONT_FUSED_TRACE=2 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu "${NCPU:-16}" \
+        --no-cholmod --no-cusolversp "${x[@]}" "${grid[0]}" 2>&1 |
+        awk '/^fused trace/ {n = 0} /^fused (trace|chain)/ {l[n++] = $0} END {for (i = 0; i < n; ++i) print l[i]}'
+    done
+  } 2>&1 | tee "$out/chain.txt"
 fi
 if has bench; then
   # shellcheck disable=SC2046
