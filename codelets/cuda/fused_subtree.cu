@@ -60,8 +60,8 @@ __device__ void publish(const FusedLaunch& p, int q, int v) {
 
 /// Waits for the children of front f (every child has a smaller ticket: see
 /// the header), thread c polling child c (the flags' memory latencies
-/// overlap), with device-scope acquire loads and a fence before the
-/// barrier, as a single poller did. Returns, to every thread, whether all
+/// overlap), with device-scope acquire loads before the barrier (and a
+/// fence with FusedLaunch::fences). Returns, to every thread, whether all
 /// completed (a block-wide AND in the barrier).
 __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
   int ok = 1;
@@ -464,9 +464,9 @@ __device__ void trailing_update(const FrontView<kPacked>& v, int j0, int w_in, i
 #pragma unroll
       for (int u = 0; u < CG; ++u) acc[u] = 0.0;
       // Every column of the block, also t >= w in a partial block (the
-      // front's last): there li[t] and lc[u][t] are zeros and each adds an
-      // exact +0 after the real terms, so the sums keep their values (only
-      // the sign of an exact zero may differ), and the loop is the same
+      // front's last): there li[t] and lc[u][t] are zeros and each is
+      // fma(0, 0, acc) = acc exactly (acc starts at +0, so it is never -0),
+      // so the sums keep their values bit for bit, and the loop is the same
       // straight FMA sequence as a full block's, with no test per FMA.
 #pragma unroll
       for (int t = 0; t < NB; ++t)

@@ -139,9 +139,11 @@ FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
 constexpr int kFusedTracePoints = 6;
 
 /// One front of the critical chain of a fused kernel's trace (ns): its
-/// ticket, order m, pivots k, children, and the time from its last child's
-/// completion (or its own prologue's end, when later) to its wait's end
-/// (lag), then its extend-add, factorisation and CB write-out.
+/// ticket, order m, pivots k, children, its lag (from its last child's
+/// publication, or, with `early`, its own prologue's end when that is
+/// later, to its wait's end; for the chain's last front, a leaf, from the
+/// task's first stamp), then its extend-add, factorisation and CB
+/// write-out (stamp differences).
 struct FusedChainStep {
   idx_t ticket = 0, m = 0, k = 0, children = 0;
   double lag = 0, extend_add = 0, factor = 0, write = 0;
@@ -162,7 +164,8 @@ struct FusedChainStep {
 /// into the large one, the time from the publication of its last small
 /// front to the first stamp of the large launch (what one launch for both
 /// parts could save on this chain at most), else 0. `chain`: the chain's
-/// fronts one by one, root first.
+/// fronts one by one, from the last one published (the task's root unless
+/// it was skipped) down.
 struct FusedTraceSummary {
   idx_t fronts = 0;
   double boundary = 0;
@@ -170,7 +173,7 @@ struct FusedTraceSummary {
   double span[2] = {0, 0};
   double mean_own[2] = {0, 0}, mean_extend_add[2] = {0, 0}, mean_factor[2] = {0, 0}, mean_write[2] = {0, 0};
   idx_t traced[2] = {0, 0};  ///< fronts with all stamps, per part
-  std::vector<FusedChainStep> chain;  ///< the critical chain, root first (`fronts` steps)
+  std::vector<FusedChainStep> chain;  ///< the critical chain, last published first (`fronts` steps)
 };
 
 /// Summarises the trace of graph task `task` of X (kFusedTracePoints ×

@@ -643,7 +643,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
                  1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
                  1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),
                  static_cast<long long>(S.traced[1]));
-    // STARFRONT_FUSED_TRACE=2: each front of the chain, root first.
+    // STARFRONT_FUSED_TRACE=2: each front of the chain, from the last one
+    // published (the root unless it was skipped) down.
     if (trace_chain)
       for (const FusedChainStep& c : S.chain)
         std::fprintf(stderr,

@@ -417,6 +417,37 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
           EXPECT_TRUE(is_child) << "chain step " << i + 1 << " is not a child of step " << i;
         }
       }
+      EXPECT_EQ(S.chain.back().children, 0);  // down to a leaf
+      {
+        // Stamps 3 and 4 moved by amounts that depend on the ticket, the
+        // publications (stamp 5) kept: the same chain, and each step must
+        // carry its own front's times; the steps add up to the summary.
+        std::vector<std::uint64_t> sh = tr;
+        auto H = [&](idx_t q, int i) -> std::uint64_t& { return sh[q * kFusedTracePoints + i]; };
+        for (idx_t q = 0; q < ti.nfronts; ++q) {
+          H(q, 3) += static_cast<std::uint64_t>(10 * (q % 7));
+          H(q, 4) += static_cast<std::uint64_t>(10 * (q % 7) + 7 * (q % 5));  // below stamp 5: d = 500
+        }
+        const FusedTraceSummary S3 = fused_trace_summary(X, t, sh.data(), early);
+        ASSERT_EQ(S3.chain.size(), S.chain.size());
+        double sum_lag = 0, sum_ea = 0, sum_factor = 0, sum_write = 0;
+        for (std::size_t i = 0; i < S3.chain.size(); ++i) {
+          const FusedChainStep& st = S3.chain[i];
+          const idx_t q = st.ticket;
+          EXPECT_EQ(q, S.chain[i].ticket);
+          EXPECT_DOUBLE_EQ(st.extend_add, static_cast<double>(H(q, 3) - H(q, 2))) << "ticket " << q;
+          EXPECT_DOUBLE_EQ(st.factor, static_cast<double>(H(q, 4) - H(q, 3))) << "ticket " << q;
+          EXPECT_DOUBLE_EQ(st.write, static_cast<double>(H(q, 5) - H(q, 4))) << "ticket " << q;
+          sum_lag += st.lag;
+          sum_ea += st.extend_add;
+          sum_factor += st.factor;
+          sum_write += st.write;
+        }
+        EXPECT_DOUBLE_EQ(sum_lag, S3.lag);
+        EXPECT_DOUBLE_EQ(sum_ea, S3.extend_add);
+        EXPECT_DOUBLE_EQ(sum_factor, S3.factor);
+        EXPECT_DOUBLE_EQ(sum_write, S3.write);
+      }
       // All fronts start at t0 in the simulation: the large launch's first
       // stamp precedes every publication, so no boundary time.
       EXPECT_DOUBLE_EQ(S.boundary, 0.0);

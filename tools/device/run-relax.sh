@@ -255,7 +255,9 @@ fi
 if has chain; then
   # Each front of the fused kernel's critical chain (STARFRONT_FUSED_TRACE=2)
   # in the last of 3 refactorisations of activsg2000_hykkt_10, as built and
-  # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS).
+  # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS). The awk
+  # keeps the last fused task's lines only: the whole picture for a matrix
+  # that is one fused task, as activsg2000_hykkt_10 is.
   {
     for v in "" ${CHAIN_VARIANTS:-}; do
       split_variant "$v"
