@@ -34,6 +34,8 @@
 #   ncu       ncu.txt: Nsight Compute on the large launch (512 threads) of
 #             activsg2000_hykkt_10's fused kernel, default amalgamation
 #             and RELAX (if set)
+#   ncusrc    ncusrc.txt, ncu-source.csv.xz: Nsight Compute's SASS view with
+#             per-instruction stall sampling of that large launch (CSV)
 #   phases    phases.txt: the cycles of factor()'s steps in the large launch
 #             (STARFRONT_FUSED_PHASES=1) and the kernel trace
 #             (STARFRONT_FUSED_TRACE=1), as built and with each setting of
@@ -178,6 +180,22 @@ if has ncu; then
       echo "exit ${PIPESTATUS[0]}"
     done
   } 2>&1 | tee "$out/ncu.txt"
+fi
+if has ncusrc; then
+  # Nsight Compute's per-instruction view (SASS, with the warp-state
+  # sampling's stall reasons) of the large launch of activsg2000_hykkt_10,
+  # as CSV: which instructions of the dense steps the warps wait on.
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  {
+    timeout 300 "$ncu" --kernel-name-base demangled --kernel-name 'regex:\(int\)512' --launch-skip 3 --launch-count 1 \
+      --set full -f -o "$out/ncusrc" "$b/bin/gpu_bench" --fused --repeat 3 --ncpu 4 --no-cholmod --no-cusolversp \
+      "$b/data/spd/activsg2000_hykkt_10.mtx" 2>&1 | grep -E "==PROF==|==ERROR==|==WARNING==" | head -20
+    echo "exit ${PIPESTATUS[0]}"
+    timeout 200 "$ncu" -i "$out/ncusrc.ncu-rep" --page source --csv --print-source sass 2>&1 | xz -3 >"$out/ncu-source.csv.xz"
+    echo "exit ${PIPESTATUS[0]}"
+    rm -f "$out/ncusrc.ncu-rep"
+    ls -la "$out/ncu-source.csv.xz"
+  } 2>&1 | tee "$out/ncusrc.txt"
 fi
 if has phases; then
   {
