@@ -204,13 +204,7 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
       const idx_t t = X.children[c].ticket;
       if (t >= 0 && t < q && complete(t) && (below < 0 || at(t, 5) > at(below, 5))) below = t;
     }
-    ++S.fronts;
-    S.own += own(q);
-    S.extend_add += at(q, 3) - at(q, 2);
-    S.factor += at(q, 4) - at(q, 3);
-    S.write += at(q, 5) - at(q, 4);
     const double from = below >= 0 ? std::max(at(below, 5), early ? own_end(q) : at(below, 5)) : t_first;
-    S.lag += std::max(0.0, ready(q) - from);
     FusedChainStep step;
     step.ticket = q;
     step.m = f.m;
@@ -221,6 +215,12 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
     step.factor = at(q, 4) - at(q, 3);
     step.write = at(q, 5) - at(q, 4);
     S.chain.push_back(step);
+    ++S.fronts;
+    S.own += own(q);
+    S.lag += step.lag;
+    S.extend_add += step.extend_add;
+    S.factor += step.factor;
+    S.write += step.write;
     if (below >= 0 && below < ti.nsmall && q >= ti.nsmall && S.traced[1] > 0)
       S.boundary = std::max(0.0, first[1] - at(below, 5));
     q = below;

@@ -553,7 +553,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // fronts' launch has completed, not overlapping it;
   // STARFRONT_FUSED_PHASES=1: cycles of factor()'s steps in the large launch
   // (FusedLaunch::phases), printed to stderr at every execution;
-  // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off.
+  // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off;
+  // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on.
   static const bool early = !env_is("STARFRONT_FUSED_EARLY", "0");
   static const bool trace_chain = env_is("STARFRONT_FUSED_TRACE", "2");
   static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1") || trace_chain;
@@ -564,6 +565,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   static const bool lookahead = !env_is("STARFRONT_FUSED_LOOKAHEAD", "0");
   static const bool overlap = !env_is("STARFRONT_FUSED_OVERLAP", "0");
   static const bool snake = !env_is("STARFRONT_FUSED_SNAKE", "0");
+  static const bool fences = env_is("STARFRONT_FUSED_FENCES", "1");
   static const bool phases = env_is("STARFRONT_FUSED_PHASES", "1");
   // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
   // trailing-update columns (FusedLaunch::large_threads / large_cols).
@@ -580,8 +582,6 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.overlap_launches = overlap;
   p.snake = snake;
   p.poll_sleep_ns = poll_sleep_ns;
-  // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on.
-  static const bool fences = env_is("STARFRONT_FUSED_FENCES", "1");
   p.fences = fences;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && trace_words > w.fused_trace_cap) {

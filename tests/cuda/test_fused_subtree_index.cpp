@@ -393,8 +393,8 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
       // the first front's wait ends a after the start when early (its
       // prologue ran first), at once otherwise.
       EXPECT_DOUBLE_EQ(S.lag, (nf - 1) * lag + (early ? a : 0.0));
-      // The chain's steps, root first: each the parent of the next, each a
-      // front's own times; the first step is the last front published.
+      // The chain's steps, from the last front published down: each the
+      // parent of the next, each a front's own times.
       ASSERT_EQ(static_cast<idx_t>(S.chain.size()), len);
       idx_t top = 0;
       for (idx_t q = 1; q < ti.nfronts; ++q)
