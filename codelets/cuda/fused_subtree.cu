@@ -244,7 +244,8 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
 /// (device-scope acquire loads, no spinning), the block finds the first
 /// child in ticket order that is not complete, extend-adds every child
 /// before it, then thread 0 spins on that child's flag alone until it is
-/// set, and a new round follows; so the CBs of
+/// set, and a new round follows (none when that child is the last: its
+/// flag as thread 0 read it decides); so the CBs of
 /// the children that finished early are added while the later ones still
 /// run, and the sums keep the ticket order of extend_add() (the same result
 /// at every run). Stamp 2 of front q when all are complete, before the
@@ -256,6 +257,7 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
                                     const FrontShared<kWarps>& fs) {
   __shared__ int s_first;  // the first child (offset) not complete in this round
   __shared__ int s_failed;  // a child of the round failed
+  __shared__ int s_last_failed;  // the last child, waited for alone, failed
   const int* done = fused_done_flags(p.status);
   const int nch = static_cast<int>(f.child_end - f.child_begin);
   int next = 0;  // children [0, next) are added
@@ -278,13 +280,25 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
     }
     if (next == nch) return true;
     // Child `next` is the one the adds wait for: thread 0 spins on its flag
-    // alone (the next round reads it again, with the others).
+    // alone (the next round reads it again, with the others), unless it is
+    // the last child: then what thread 0's acquire load read decides, and
+    // the barrier passes it on (with what the child wrote: its release,
+    // thread 0's acquire, then the barrier), without another round.
+    const bool last = next == nch - 1;
     if (threadIdx.x == 0) {
       const int* flag = done + __ldg(&p.children[f.child_begin + next].ticket);
-      while (load_acquire(flag) == 0)
+      int fl;
+      while ((fl = load_acquire(flag)) == 0)
         if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
+      if (last) s_last_failed = fl != 1;  // every writer writes 1
     }
     __syncthreads();  // also: every thread has read s_first before it is reset
+    if (last) {
+      if (s_last_failed) return false;
+      stamp(p, q, 2);
+      extend_add<kWarps>(p, f, v, fs, next, nch);
+      return true;
+    }
   }
 }
 

@@ -29,6 +29,88 @@
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
+
+/// One buffer per device, grown on demand; the stream and the event are made
+/// with it. Destroyed with the factor that keeps it (the destructor waits
+/// for its copies).
+struct DirectValuesCopy : NumericFactor::DeviceState {
+  struct OnDevice {
+    int device = -1;
+    double* values = nullptr;
+    std::size_t cap = 0;  ///< doubles
+    cudaStream_t stream = nullptr;
+    cudaEvent_t ready = nullptr;  ///< recorded after the last copy
+  };
+  std::vector<OnDevice> on;
+  /// The entry of `device` (null when there is none).
+  const OnDevice* find(int device) const {
+    for (const OnDevice& d : on)
+      if (d.device == device && d.ready) return &d;
+    return nullptr;
+  }
+  ~DirectValuesCopy() override {
+    int current = -1;
+    const bool restore = cudaGetDevice(&current) == cudaSuccess;
+    for (OnDevice& d : on) {
+      if (cudaSetDevice(d.device) != cudaSuccess) continue;
+      if (d.stream) cudaStreamSynchronize(d.stream);
+      if (d.ready) cudaEventDestroy(d.ready);
+      if (d.stream) cudaStreamDestroy(d.stream);
+      cudaFree(d.values);
+    }
+    if (restore) cudaSetDevice(current);
+    (void)cudaGetLastError();
+  }
+};
+
+const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::DeviceState>& keep,
+                                                 const std::vector<int>& devices, const double* values,
+                                                 std::size_t n) {
+  auto* c = dynamic_cast<DirectValuesCopy*>(keep.get());
+  if (!c) {
+    keep = std::make_unique<DirectValuesCopy>();
+    c = static_cast<DirectValuesCopy*>(keep.get());
+  }
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  bool ok = true;
+  for (int dev : devices) {
+    DirectValuesCopy::OnDevice* d = nullptr;
+    for (DirectValuesCopy::OnDevice& e : c->on)
+      if (e.device == dev) d = &e;
+    if (!d) {
+      c->on.emplace_back();
+      d = &c->on.back();
+      d->device = dev;
+    }
+    ok = cudaSetDevice(dev) == cudaSuccess;
+    if (ok && !d->stream) ok = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) == cudaSuccess;
+    if (ok && !d->ready) ok = cudaEventCreateWithFlags(&d->ready, cudaEventDisableTiming) == cudaSuccess;
+    if (ok && std::max<std::size_t>(n, 1) > d->cap) {
+      cudaStreamSynchronize(d->stream);
+      cudaFree(d->values);
+      d->values = nullptr;
+      d->cap = 0;
+      ok = cudaMalloc(&d->values, sizeof(double) * std::max<std::size_t>(n, 1)) == cudaSuccess;
+      if (ok) d->cap = std::max<std::size_t>(n, 1);
+    }
+    if (ok && n > 0)
+      ok = cudaMemcpyAsync(d->values, values, sizeof(double) * n, cudaMemcpyHostToDevice, d->stream) == cudaSuccess;
+    if (ok) ok = cudaEventRecord(d->ready, d->stream) == cudaSuccess;
+    if (!ok) break;
+  }
+  cudaSetDevice(current);
+  if (!ok) {
+    (void)cudaGetLastError();
+    keep.reset();  // (waits for what was issued)
+    return nullptr;
+  }
+  return c;
+}
+
 namespace {
 
 /// Whether environment variable `name` is set to exactly `value` (the
@@ -42,6 +124,7 @@ std::array<std::atomic<long long>, kTaskKinds> g_executions{};
 std::atomic<long long> g_potrf_failures{0};
 std::atomic<long long> g_front_failures{0};
 std::atomic<long long> g_fused_launches{0};
+std::atomic<long long> g_values_ahead_used{0};
 std::atomic<long long> g_fused_ns{0};
 std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
@@ -160,7 +243,20 @@ struct Workspace {
   std::vector<std::uint64_t> host_trace;
   /// STARFRONT_FUSED_PHASES=1 only (measurement knob): FusedLaunch::phases.
   unsigned long long* fused_phases = nullptr;
+  /// Subtree tasks without buffers (GraphTaskArgs::direct): A's values
+  /// (copied by every such task) and the fused index blob of the graph
+  /// `direct_build` (TaskGraph::build_id) whose index is at `direct_index`
+  /// (uploaded when either changes).
+  double* direct_values = nullptr;
+  std::size_t direct_values_cap = 0;  ///< doubles
+  void* direct_blob = nullptr;
+  std::size_t direct_blob_cap = 0;  ///< bytes
+  std::size_t direct_blob_bytes = 0;
+  std::uint64_t direct_build = 0;
+  const void* direct_index = nullptr;
   ~Workspace() {
+    cudaFree(direct_values);
+    cudaFree(direct_blob);
     cudaFree(fused_phases);
     cudaFree(fused_trace);
     for (cudaEvent_t e : fused_events)
@@ -500,22 +596,85 @@ void extend_add(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssembly
   });
 }
 
+/// Device buffers of a subtree task without StarPU buffers
+/// (GraphTaskArgs::direct), on the worker's stream: A's values, from the
+/// executor's copy `a_ahead` for this device when there is one (the stream
+/// waits for its event), else copied from the host now, and the blob of X
+/// (once per graph and
+/// worker; X.blob is host memory that the copy has read when
+/// cudaMemcpyAsync returns). Returns false after recording the error.
+bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X, FactorContext& ctx,
+                   const DirectValuesCopy* a_ahead, Workspace& w, cudaStream_t stream, const double** values,
+                   const char** blob) {
+  const std::size_t nnz = static_cast<std::size_t>(std::max<idx_t>(G.plan->nnz_a, 1));
+  if (nnz > w.direct_values_cap) {
+    cudaFree(w.direct_values);  // (waits for the device)
+    w.direct_values = nullptr;
+    w.direct_values_cap = 0;
+    if (!cuda_ok(cudaMalloc(&w.direct_values, sizeof(double) * nnz), "cudaMalloc", G, t, ctx)) return false;
+    w.direct_values_cap = nnz;
+  }
+  // Measurement knob: STARFRONT_FUSED_MAPPED_VALUES=1 lets the kernel read
+  // A's values across the bus where they are (page-locked host memory the
+  // device addresses) instead of copying them first.
+  static const bool mapped_values = env_is("STARFRONT_FUSED_MAPPED_VALUES", "1");
+  int device = -1;
+  const DirectValuesCopy::OnDevice* ahead =
+      a_ahead && cudaGetDevice(&device) == cudaSuccess ? a_ahead->find(device) : nullptr;
+  if (ahead) {
+    // Copied by the executor before the submission (issue_direct_values).
+    if (!cuda_ok(cudaStreamWaitEvent(stream, ahead->ready, 0), "cudaStreamWaitEvent", G, t, ctx)) return false;
+    *values = ahead->values;
+    ++g_values_ahead_used;
+  } else if (mapped_values && cuda_host_pointer_usable(ctx.values)) {
+    *values = ctx.values;
+  } else {
+    if (G.plan->nnz_a > 0 &&
+        !cuda_ok(cudaMemcpyAsync(w.direct_values, ctx.values,
+                                 sizeof(double) * static_cast<std::size_t>(G.plan->nnz_a), cudaMemcpyHostToDevice,
+                                 stream),
+                 "cudaMemcpyAsync", G, t, ctx))
+      return false;
+    *values = w.direct_values;
+  }
+  const std::size_t bytes = sizeof(std::uint64_t) * X.blob.size();
+  if (w.direct_index != &X || w.direct_build != G.build_id || w.direct_blob_bytes != bytes) {
+    w.direct_index = nullptr;  // until the upload succeeds
+    if (bytes > w.direct_blob_cap) {
+      cudaFree(w.direct_blob);
+      w.direct_blob = nullptr;
+      w.direct_blob_cap = 0;
+      if (!cuda_ok(cudaMalloc(&w.direct_blob, bytes), "cudaMalloc", G, t, ctx)) return false;
+      w.direct_blob_cap = bytes;
+    }
+    if (!cuda_ok(cudaMemcpyAsync(w.direct_blob, X.blob.data(), bytes, cudaMemcpyHostToDevice, stream),
+                 "cudaMemcpyAsync", G, t, ctx))
+      return false;
+    w.direct_index = &X;
+    w.direct_build = G.build_id;
+    w.direct_blob_bytes = bytes;
+  }
+  *blob = static_cast<const char*>(w.direct_blob);
+  return true;
+}
+
 /// A fused subtree task in one kernel launch (fused_subtree_kernel.hpp).
 /// Buffers: the panel block, the root's CB slot when the root has a CB, then
 /// A's values and the uploaded index blob (gpu_assembly_cache.hpp).
 /// mapped_panel (GraphTaskArgs::mapped_panel): when set, the task has no
 /// panel buffer (the others move up one) and L is written there
-/// (page-locked host memory the device addresses). Waits
+/// (page-locked host memory the device addresses). direct
+/// (GraphTaskArgs::direct): no buffer at all (direct_inputs). Waits
 /// for the kernel (the failure status is needed now, so that later tasks
 /// skip their work as after a CPU failure) and records the outcome.
 void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx,
-             double* mapped_panel) {
+             double* mapped_panel, bool direct, const DirectValuesCopy* values_ahead) {
   const Task& t = G.tasks[ti];
   const FrontPlan& P = *G.plan;
   const FusedTaskIndex& fi = X.task[ti];
   const idx_t n = t.acc_end - t.acc_begin;
   const bool has_cb = P.cb_order(t.front) > 0;
-  if (n != (has_cb ? 2 : 1) || fi.nfronts <= 0 || fi.root != t.front) {
+  if (n != (has_cb ? 2 : 1) || fi.nfronts <= 0 || fi.root != t.front || (direct && (has_cb || !mapped_panel))) {
     ctx.record_device_error("fused subtree index does not match " + task_name(G, t));
     return;
   }
@@ -525,14 +684,24 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     return;
   // A mapped panel has no buffer: the root's CB and the extras move up one.
   const idx_t skip = mapped_panel ? 1 : 0;
-  const char* blob = extra_of<char>(buffers, n - skip, 1);
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  const char* blob = nullptr;
+  const double* values = nullptr;
+  // (A direct task's copy of A's values counts in cuda_fused_seconds.)
+  const auto t0 = std::chrono::steady_clock::now();
+  if (direct) {
+    if (!direct_inputs(G, t, X, ctx, values_ahead, w, stream, &values, &blob)) return;
+  } else {
+    blob = extra_of<char>(buffers, n - skip, 1);
+    values = extra_of<double>(buffers, n - skip, 0);
+  }
   FusedLaunch p;
   p.fronts = reinterpret_cast<const FusedFront*>(blob + X.off_fronts) + fi.front_begin;
   p.children = reinterpret_cast<const FusedChild*>(blob + X.off_children);
   p.rel = reinterpret_cast<const std::int32_t*>(blob + X.off_rel);
   p.entries = reinterpret_cast<const FusedEntry*>(blob + X.off_entries);
   p.diag = reinterpret_cast<const std::int64_t*>(blob + X.off_diag);
-  p.values = extra_of<double>(buffers, n - skip, 0);
+  p.values = values;
   p.panel = mapped_panel ? mapped_panel : ptr_of(buffers[0]);
   p.root_cb = has_cb ? ptr_of(buffers[1 - skip]) : nullptr;
   p.workspace = w.fused_ws;
@@ -593,7 +762,6 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     w.fused_trace_cap = trace_words;
   }
   p.trace = trace ? w.fused_trace : nullptr;
-  cudaStream_t stream = starpu_cuda_get_local_stream();
   if (phases) {
     constexpr std::size_t bytes = sizeof(unsigned long long) * kFusedPhaseWords;
     if ((!w.fused_phases && !cuda_ok(cudaMalloc(&w.fused_phases, bytes), "cudaMalloc", G, t, ctx)) ||
@@ -602,7 +770,6 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     p.phases = w.fused_phases;
   }
   int launches = 0;
-  const auto t0 = std::chrono::steady_clock::now();
   if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
     return;
   g_fused_launches += launches;
@@ -1074,7 +1241,7 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
       if (!a->fused) {
         ctx.record_device_error(std::string("no fused subtree index for ") + task_name(G, t));
       } else {
-        subtree(G, a->task, buffers, *a->fused, ctx, a->mapped_panel);
+        subtree(G, a->task, buffers, *a->fused, ctx, a->mapped_panel, a->direct, a->values_ahead);
       }
       break;
     default:
@@ -1140,6 +1307,7 @@ long long cuda_kernel_executions(TaskKind k) { return g_executions[static_cast<i
 long long cuda_potrf_failures() { return g_potrf_failures; }
 long long cuda_front_failures() { return g_front_failures; }
 long long cuda_fused_launches() { return g_fused_launches; }
+long long cuda_values_ahead_used() { return g_values_ahead_used; }
 double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
 double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }
 

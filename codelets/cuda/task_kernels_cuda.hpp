@@ -7,9 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 #include "cuda/pivot_slot.hpp"
 #include "plan/task_graph.hpp"
+#include "solve/factor.hpp"
 
 namespace starfront {
 
@@ -35,7 +38,8 @@ bool has_cuda_impl(TaskKind k);
 /// (assembly_kernels.hpp) on the worker's stream without synchronising.
 /// subtree needs GraphTaskArgs::fused and two extra buffers: A's values and
 /// the fused index blob (with mapped_panel, it writes L into that host
-/// memory); it runs the whole subtree in one kernel launch
+/// memory; with GraphTaskArgs::direct it has no buffer and copies A's
+/// values and the blob to its worker's own device buffers); it runs the whole subtree in one kernel launch
 /// (fused_subtree_kernel.hpp) and synchronises the stream to record its
 /// pivot outcome (the same column and pivot as the CPU on failure).
 /// front needs five extra vector buffers after the task's accesses: A's
@@ -62,6 +66,22 @@ void free_mapped_pivot_slots(GpuPivotSlot* slots);
 /// gpus_address_pinned_host (task_codelets.hpp) with CUDA.
 bool cuda_host_pointer_usable(const void* p);
 
+/// A's values copied to the GPUs ahead of a subtree task without buffers
+/// (GraphTaskArgs::direct; defined in task_kernels_cuda.cpp): per device, a
+/// buffer, a stream of its own and an event recorded after the copy, which
+/// the task's stream waits for.
+struct DirectValuesCopy;
+
+/// issue_direct_values (task_codelets.hpp) with CUDA: copies n doubles at
+/// `values` (host; page-locked for an asynchronous copy) to every device in
+/// `devices` (0-based CUDA ordinals), each on its own stream, into the
+/// buffers kept in *keep (made or grown here; *keep is replaced when it
+/// holds something else). Returns the copy, or null when a CUDA call failed
+/// (the error is cleared; the tasks then copy the values themselves).
+const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::DeviceState>& keep,
+                                                 const std::vector<int>& devices, const double* values,
+                                                 std::size_t n);
+
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);
 /// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).
@@ -71,9 +91,13 @@ long long cuda_potrf_failures();
 long long cuda_front_failures();
 /// Fused subtree kernel launches since the process started.
 long long cuda_fused_launches();
+/// Subtree tasks without buffers that used the executor's copy of A's
+/// values (GraphTaskArgs::values_ahead) since the process started.
+long long cuda_values_ahead_used();
 /// Seconds spent by fused subtree tasks from their launch to the end of
-/// their stream synchronisation (kernel, status copy and launch latency),
-/// summed since the process started.
+/// their stream synchronisation (kernel, status copy and launch latency;
+/// for GraphTaskArgs::direct tasks also the copy of A's values to the
+/// device before the launch), summed since the process started.
 double cuda_fused_seconds();
 /// GPU time (CUDA events) of the fused kernels' first launches (part 0: the
 /// small fronts) and second launches (part 1: the large fronts), summed.

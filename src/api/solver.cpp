@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -131,7 +132,7 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // staged pageable copy); STARFRONT_PIN_VALUES=0 leaves them pageable
   // (measurement knob).
   const bool pin = exec == Executor::starpu && pin_values_enabled();
-  bool finite = true;
+  bool finite = true, deferred = false;
   if (nnz > 0 && values == next_values_.data() && next_values_.size() == nnz) {
     // The caller wrote into values_buffer(): it becomes the copy kept for
     // iterative refinement (no copy), the old copy the next buffer. The
@@ -148,7 +149,16 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
       values_pin_.ensure(a_.values);
       next_pin_.ensure(next_values_);
     }
-    finite = values_finite(a_.values.data(), nnz);
+    // A Cholesky factorisation on StarPU's workers runs on these values
+    // before their finiteness is known: the ‖A‖∞ pass, which reads every
+    // value while the graph runs, also sums |a_ij|, and the error (naming
+    // the entry) is returned after that factorisation, before any
+    // fallback to LDLᵀ. Cholesky meets a NaN or an infinite value as a
+    // failing pivot at worst, and nothing it wrote is kept: its status is
+    // replaced by the error. Otherwise the one read-only pass comes first.
+    deferred = exec == Executor::starpu &&
+               (opts.method == FactorMethod::llt || opts.method == FactorMethod::automatic);
+    if (!deferred) finite = values_finite(a_.values.data(), nnz);
   } else {
     // The copy kept for iterative refinement is the matrix factorised: one
     // copy, and its pattern is the analysed one by construction. After a
@@ -173,10 +183,21 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // runs on the workers, off the refactorisation's critical path: one
   // scattered pass over A (activsg2000's 154k entries: about 0.5 ms on the
   // 2-core build machine, against a ~1.5 ms GPU refactorisation).
-  double norm = -1.0;
-  st = run_method(a_, opts, exec, [&] {
-    if (norm < 0) norm = symmetric_norm_inf(a_);
-  });
+  double norm = -1.0, abs_sum = 0.0;
+  auto norm_pass = [&] {
+    if (norm < 0) norm = symmetric_norm_inf(a_, &abs_sum);
+  };
+  std::function<Status()> check_after;
+  if (deferred)
+    check_after = [&] {
+      norm_pass();  // (not yet run if the graph ended first)
+      // A finite sum means finite values; a sum that overflowed is checked
+      // value by value.
+      if (std::isfinite(abs_sum) || values_finite(a_.values.data(), nnz)) return Status::success();
+      Status c = check_values(plan_, a_);
+      return c.ok() ? Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite") : c;
+    };
+  st = run_method(a_, opts, exec, norm_pass, check_after);
   values_finite_ = false;
   factorized_ = st.ok();
   if (factorized_) {
@@ -209,12 +230,16 @@ void Solver::ValuesPin::ensure(std::vector<double>& v) {
 }
 
 Status Solver::run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec,
-                          const std::function<void()>& while_running) {
-  if (opts.method != FactorMethod::automatic) return run_factorization(A, opts, exec, while_running);
+                          const std::function<void()>& while_running,
+                          const std::function<Status()>& deferred_check) {
   FactorOptions o = opts;
-  o.method = FactorMethod::llt;
+  if (opts.method == FactorMethod::automatic) o.method = FactorMethod::llt;
   Status st = run_factorization(A, o, exec, while_running);
-  if (st.code == StatusCode::not_positive_definite) {
+  if (deferred_check) {
+    Status c = deferred_check();
+    if (!c.ok()) return c;
+  }
+  if (opts.method == FactorMethod::automatic && st.code == StatusCode::not_positive_definite) {
     o.method = FactorMethod::ldlt;
     st = run_factorization(A, o, exec, while_running);
   }

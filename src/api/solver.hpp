@@ -200,8 +200,13 @@ class Solver {
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec,
                            const std::function<void()>& while_running = {});
   /// run_factorization for opts.method, with `automatic`'s fallback to ldlt.
+  /// deferred_check (when set): the check of A's values that refactorize()
+  /// leaves until the first factorisation has run (it runs while the graph
+  /// does); called after it, and its error, if any, is returned instead of
+  /// that factorisation's outcome and before any fallback runs.
   Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec,
-                    const std::function<void()>& while_running = {});
+                    const std::function<void()>& while_running = {},
+                    const std::function<Status()>& deferred_check = {});
   /// Builds process_solve_ for graph G unless it is built for it already
   /// (after each successful LLᵀ factorisation; once per graph).
   Status prepare_process_solve(const TaskGraph& G);

@@ -127,6 +127,17 @@ struct NumericFactor {
   std::unique_ptr<double[]> cb_host;
   std::size_t cb_host_doubles = 0;
   std::uint64_t cb_graph = 0;
+  /// GPU resources a factor keeps across refactorisations (defined by the
+  /// runtime that makes them; destroyed with the factor).
+  struct DeviceState {
+    virtual ~DeviceState() = default;
+  };
+  /// StarPU executor with CUDA workers, a factorisation that is one fused
+  /// subtree task without buffers (GraphTaskArgs::direct): the device
+  /// buffers, stream and event of the copy of A's values issued before the
+  /// task is submitted (issue_direct_values), reused by the next
+  /// refactorisation. Null otherwise.
+  std::unique_ptr<DeviceState> direct_values;
   double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
 
   FactorMethod method = FactorMethod::llt;  ///< the factorisation that ran

@@ -104,17 +104,26 @@ void symmetric_matvec(const CscMatrix& A, const double* x, double* y) {
   }
 }
 
-double symmetric_norm_inf(const CscMatrix& A) {
+double symmetric_norm_inf(const CscMatrix& A, double* abs_sum) {
+  // Row i's sum: its entries left of the diagonal (row i of the lower
+  // triangle, scattered over the columns j < i) plus column i's entries on
+  // and below the diagonal, summed in a register.
   std::vector<double> rowsum(A.n, 0.0);
-  for (idx_t j = 0; j < A.n; ++j)
+  double total = 0.0;
+  for (idx_t j = 0; j < A.n; ++j) {
+    double col = 0.0;
     for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
       const idx_t i = A.rowind[p];
       const double a = std::fabs(A.values[p]);
-      rowsum[i] += a;
-      if (i != j) rowsum[j] += a;
+      col += a;
+      if (i != j) rowsum[i] += a;
     }
+    rowsum[j] += col;
+    total += col;
+  }
   double m = 0.0;
   for (double s : rowsum) m = std::max(m, s);
+  if (abs_sum) *abs_sum = total;
   return m;
 }
 

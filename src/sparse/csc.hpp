@@ -35,8 +35,10 @@ Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
 /// y = A*x for the symmetric matrix whose lower triangle is A (x, y of length n).
 void symmetric_matvec(const CscMatrix& A, const double* x, double* y);
 
-/// ‖A‖∞ (= ‖A‖₁) of the symmetric matrix whose lower triangle is A.
-double symmetric_norm_inf(const CscMatrix& A);
+/// ‖A‖∞ (= ‖A‖₁) of the symmetric matrix whose lower triangle is A. When
+/// abs_sum is not null it receives Σ|a_ij| over the stored entries (the same
+/// pass): not finite when a value is NaN or infinite (or the sum overflows).
+double symmetric_norm_inf(const CscMatrix& A, double* abs_sum = nullptr);
 
 /// C = P A Pᵀ restricted to its lower triangle, with perm[k] = the original
 /// index placed at position k (so C(k,l) = A(perm[k], perm[l])).

@@ -96,8 +96,9 @@ long long subtree_tasks(const TaskGraph& G) { return graph_stats(G).by_kind[stat
 /// StarPU run (subtrees on the GPU) equals the sequential executor's to 1e-13
 /// norm-wise (‖ΔL‖_F/‖L‖_F; on an ill-conditioned matrix 10 times the CPU's
 /// own spread between two of its graphs when that is larger, and printed),
-/// every subtree task ran on the GPU (one or two kernel launches),
-/// backward error <= 1e-14.
+/// every subtree task ran on the GPU (one or two kernel launches), a graph
+/// that is a single subtree task ran it without buffers, backward error
+/// <= 1e-14.
 TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
   std::unique_ptr<StarpuRuntime> rt;
   START_GPU_ONLY_RUNTIME(rt);
@@ -119,7 +120,8 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       const std::vector<double>& ref = seq.factor().Lx;
       const double spread = cpu_spread(m.A, go), tol = std::max(1e-13, 10 * spread);
       const long long ran0 = cuda_task_executions(TaskKind::subtree), l0 = cuda_fused_kernel_launches();
-      const long long mapped0 = mapped_panel_tasks();
+      const long long mapped0 = mapped_panel_tasks(), direct0 = direct_subtree_tasks(),
+                      ahead0 = cuda_fused_values_ahead_used();
       const Status st = solver.factorize(m.A, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << name << ": " << st.message;
       const double d = frobenius_rel(solver.factor().Lx, ref);
@@ -132,6 +134,17 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       const char* knob = std::getenv("STARFRONT_FUSED_MAPPED_L");
       if (variant == 0 && !(knob && std::string(knob) == "0")) {
         EXPECT_EQ(mapped_panel_tasks() - mapped0, nsub) << name;
+        // A graph that is one subtree task (its root without CB) runs it
+        // without StarPU buffers (GraphTaskArgs::direct) unless
+        // STARFRONT_FUSED_DIRECT=0, reading the values the executor copied
+        // to the GPU before the submission unless
+        // STARFRONT_FUSED_VALUES_AHEAD=0.
+        const char* dk = std::getenv("STARFRONT_FUSED_DIRECT");
+        const char* ak = std::getenv("STARFRONT_FUSED_VALUES_AHEAD");
+        const bool direct = solver.graph().tasks.size() == 1 && nsub == 1 && !(dk && std::string(dk) == "0");
+        EXPECT_EQ(direct_subtree_tasks() - direct0, direct ? 1 : 0) << name;
+        EXPECT_EQ(cuda_fused_values_ahead_used() - ahead0, direct && !(ak && std::string(ak) == "0") ? 1 : 0)
+            << name;
       }
       const long long launches = cuda_fused_kernel_launches() - l0;
       EXPECT_GE(launches, nsub) << name;

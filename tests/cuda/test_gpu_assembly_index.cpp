@@ -192,7 +192,9 @@ TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
 /// no buffer for their panel, their root CB and the extra buffers move up
 /// one, and the factor equals the sequential executor's to 1e-13, in a
 /// factorisation and a refactorisation with new values, also when a
-/// subtree root has a CB (tasks above it read it) and when it has none.
+/// subtree root has a CB (tasks above it read it) and when it has none
+/// (the whole factorisation is that task: it then has no buffer at all,
+/// GraphTaskArgs::direct).
 TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
@@ -226,11 +228,12 @@ TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
     for (const CscMatrix* M : {A, static_cast<const CscMatrix*>(&B)}) {
       ASSERT_TRUE(seq.factorize(*M, FactorOptions{}, Executor::sequential).ok());
       const std::vector<double>& ref = seq.factor().Lx;
-      const long long m0 = mapped_panel_tasks();
+      const long long m0 = mapped_panel_tasks(), d0 = direct_subtree_tasks();
       const Status st = round++ == 0 ? solver.factorize(*M, FactorOptions{}, Executor::starpu)
                                      : solver.refactorize(M->values.data(), FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << st.message;
       EXPECT_EQ(mapped_panel_tasks() - m0, nsub);
+      EXPECT_EQ(direct_subtree_tasks() - d0, A == &small ? 1 : 0);
       EXPECT_LE(testing::rel_diff(solver.factor().Lx, ref), 1e-13) << "n " << A->n << " round " << round;
       std::vector<double> x = testing::random_vector(A->n, 4), b = x;
       ASSERT_TRUE(solver.solve(x.data(), 1, A->n).ok());

@@ -50,7 +50,8 @@
 #             items are environment settings, the others gpu_bench options,
 #             e.g. "STARFRONT_EARLY_RESUME=0,--values-buffer"), ROUNDS (3) alternating
 #             rounds of gpu_bench --fused --repeat 30 on the power-grid
-#             matrices
+#             matrices; AB_ARGS: gpu_bench options for every binary and
+#             variant (e.g. --values-buffer)
 #   lap       lap.md: gpu_bench --gpu-graph (1 GPU + CPU workers) on
 #             LAP_MATRICES (default lap3d:60), the new binary and each
 #             AB_VARIANTS setting (gpu_bench options that only --fused
@@ -230,6 +231,8 @@ if has ab; then
         [ "$v" = old ] && g=$old
         [ "$v" = prev ] && g=$here/gpu_bench_prev
         split_variant "$v"
+        # shellcheck disable=SC2206
+        x+=(${AB_ARGS:-})
         echo "### round $round, $v: gpu_bench ${q[*]} ${x[*]} (power-grid matrices)"
         # shellcheck disable=SC2046
         env $(tr , ' ' <<<"$e") timeout 60 "$g" "${q[@]}" "${x[@]}" "${grid[@]}" 2>&1 | grep -E "$keep"

@@ -34,6 +34,7 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
 constexpr std::size_t kNoHome = static_cast<std::size_t>(-1);
 
 std::atomic<long long> g_mapped_panel_tasks{0};
+std::atomic<long long> g_direct_subtree_tasks{0};
 std::atomic<bool> g_mapped_without_cuda{false};
 
 /// One handle per block in Lx (registered on main memory with its layout:
@@ -236,6 +237,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   }
   run->F.plan = &P;
   run->F.lx_graph = G.build_id;
+  run->F.direct_values = std::move(F.direct_values);  // (buffers of any size: grown when needed)
   // The CB slots written by fused subtree tasks (CPU cores, mostly) get a
   // home in NumericFactor::cb_host, kept across refactorisations with the
   // same graph: registered without a home, StarPU allocated (and, with CUDA
@@ -320,10 +322,15 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // once the graph has run.
   if (deferred && gpu_fronts && !ctx.ldlt.active && starpu_cuda_worker_get_count() > 0)
     run->pivot_slots.reset(alloc_gpu_pivot_slots(static_cast<std::size_t>(nt)));
+  // A's values as a read-only vector, registered when a task first needs
+  // them as a buffer.
   starpu_data_handle_t values_handle = nullptr;
-  if (gpu_assembly || gpu_fused || gpu_fronts)
-    starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
-                                static_cast<uint32_t>(P.nnz_a), sizeof(double));
+  auto values = [&] {
+    if (!values_handle)
+      starpu_vector_data_register(&values_handle, STARPU_MAIN_RAM, reinterpret_cast<uintptr_t>(ctx.values),
+                                  static_cast<uint32_t>(P.nnz_a), sizeof(double));
+    return values_handle;
+  };
   // Measurement knob (issue 5): STARFRONT_FRONT_TASKS_ON_GPU=1 keeps every
   // untiled front task on the CUDA workers while fused subtrees stay free
   // (RuntimeOptions::fronts_on_cuda_only forces both).
@@ -394,6 +401,28 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       ++g_mapped_panel_tasks;
     }
   }
+  // A subtree task that is the whole factorisation (its panel mapped, no
+  // other access) takes no buffer at all (GraphTaskArgs::direct).
+  // STARFRONT_FUSED_DIRECT=0 keeps A's values and the blob as its buffers
+  // (measurement knob).
+  static const bool direct_knob = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_DIRECT");
+    return !(e && std::string(e) == "0");
+  }();
+  auto direct_task = [&](idx_t t) {
+    return direct_knob && gpu_fused && mapped_panel[t] && G.tasks[t].acc_end - G.tasks[t].acc_begin == 1;
+  };
+  // The one task of such a factorisation gets A's values copied to the GPUs
+  // now, while it is submitted and the workers wake up, rather than by
+  // itself before its kernel (GraphTaskArgs::values_ahead).
+  // STARFRONT_FUSED_VALUES_AHEAD=0 turns this off (measurement knob).
+  static const bool ahead_knob = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_VALUES_AHEAD");
+    return !(e && std::string(e) == "0");
+  }();
+  const DirectValuesCopy* values_ahead = nullptr;
+  if (ahead_knob && nt == 1 && direct_task(0))
+    values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
   std::vector<struct starpu_data_descr> descr;
   idx_t submitted = 0;
@@ -402,6 +431,11 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     const Task& task = G.tasks[t];
     run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
                                  gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get(), mapped_panel[t]};
+    run->args[t].direct = direct_task(t);
+    if (run->args[t].direct) {
+      ++g_direct_subtree_tasks;
+      run->args[t].values_ahead = values_ahead;
+    }
     run->names[t] = task_name(G, task);
     descr.clear();
     // (A mapped panel, the task's first access, has no handle: no buffer.)
@@ -411,20 +445,20 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     const bool subtree = task.kind == TaskKind::subtree;
     if (assembly && gpu_assembly) {
       if (task.kind == TaskKind::assemble) {
-        descr.push_back({values_handle, STARPU_R});
+        descr.push_back({values(), STARPU_R});
         descr.push_back({run->gpu->entries, STARPU_R});
       } else {
         descr.push_back({run->gpu->columns, STARPU_R});
         descr.push_back({run->gpu->rowmap, STARPU_R});
       }
     }
-    if (subtree && gpu_fused) {
-      descr.push_back({values_handle, STARPU_R});
+    if (subtree && gpu_fused && !run->args[t].direct) {
+      descr.push_back({values(), STARPU_R});
       descr.push_back({run->gpu->fused_blob, STARPU_R});
     }
     const bool front = task.kind == TaskKind::front;
     if (front && gpu_fronts) {
-      descr.push_back({values_handle, STARPU_R});
+      descr.push_back({values(), STARPU_R});
       for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel, run->gpu->diag_src})
         descr.push_back({x, STARPU_R});
     }
@@ -548,6 +582,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
 }  // namespace
 
 long long mapped_panel_tasks() { return g_mapped_panel_tasks.load(); }
+long long direct_subtree_tasks() { return g_direct_subtree_tasks.load(); }
 
 void set_mapped_panels_without_cuda(bool on) { g_mapped_without_cuda = on; }
 

@@ -28,6 +28,11 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 /// ran.
 long long mapped_panel_tasks();
 
+/// Subtree tasks submitted without any buffer (GraphTaskArgs::direct: the
+/// whole factorisation is that task) since the process started; tests check
+/// that the path ran.
+long long direct_subtree_tasks();
+
 /// Testing aid: when on, the executor maps subtree panels as it would with
 /// CUDA workers (GraphTaskArgs::mapped_panel) without asking for page-locked,
 /// GPU-addressable memory or a front order that fits the GPU kernel, so that

@@ -22,11 +22,13 @@
 
 #include "cpu/task_kernels.hpp"
 #include "cuda/pivot_slot.hpp"
+#include "solve/factor.hpp"
 
 namespace starfront {
 
 struct GpuAssemblyIndex;   // codelets/cuda/assembly_index.hpp
 struct FusedSubtreeIndex;  // codelets/cuda/fused_subtree_index.hpp
+struct DirectValuesCopy;   // codelets/cuda/task_kernels_cuda.hpp
 
 /// Progress of one factorisation's tasks, for the executor's watchdog.
 struct TaskProgress {
@@ -36,7 +38,9 @@ struct TaskProgress {
   }
   std::mutex mutex;
   std::condition_variable cv;  ///< notified at every completion
-  idx_t done_count = 0;        ///< completed tasks (guarded by mutex)
+  /// Completed tasks: written under `mutex` (with the notification), read
+  /// under it or, by wait_for_tasks's spin, without it (acquire).
+  std::atomic<idx_t> done_count{0};
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  ///< per task
   idx_t stall_task = -1;       ///< FactorOptions::debug_stall_task
   /// Where and when one task ran (STARFRONT_TASK_LOG): the StarPU worker
@@ -86,6 +90,22 @@ struct GraphTaskArgs {
   /// in the kernel's shared memory (its global-memory path would work in
   /// the panel across the bus).
   double* mapped_panel = nullptr;
+  /// A subtree task without any StarPU buffer: its panel is mapped (above),
+  /// it has no other graph access (the whole tree is this task: no root CB),
+  /// and, unlike other GPU subtree tasks, it gets neither A's values nor the
+  /// fused index blob as buffers. On a CUDA worker it copies A's values
+  /// (FactorContext::values, nnz_a doubles) and, once per graph and worker,
+  /// the blob to its own device buffers on the worker's stream. Why: StarPU
+  /// took about 0.13 ms from the pop of such a task to its start (the
+  /// acquisition of its two read-only buffers, measured on the H200), a
+  /// seventh of a refactorisation of activsg2000_hykkt_10. On a CPU worker
+  /// nothing changes (the CPU kernel reads the values from the context).
+  bool direct = false;
+  /// A direct task's values already on the GPUs: the executor's copy,
+  /// issued before the submission (issue_direct_values), which the task's
+  /// stream waits for on a device it holds; elsewhere, or when null, the
+  /// task copies them itself.
+  const DirectValuesCopy* values_ahead = nullptr;
 };
 
 /// Waits until `total` tasks of p completed (true), or until no task
@@ -167,6 +187,17 @@ bool gpus_address_pinned_host(const void* p);
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
 
+/// Copies A's values (n doubles, host memory, page-locked for the copy to
+/// be asynchronous) to the device of every CUDA worker, each on a stream of
+/// its own, into buffers kept in *keep across refactorisations (made or
+/// grown here), for a subtree task without buffers
+/// (GraphTaskArgs::values_ahead). The copies overlap the submission and
+/// the workers' wake-up instead of preceding the kernel. Returns null
+/// without CUDA, without CUDA workers, or when a CUDA call failed (then
+/// the task copies the values itself).
+const DirectValuesCopy* issue_direct_values(std::unique_ptr<NumericFactor::DeviceState>& keep,
+                                            const double* values, std::size_t n);
+
 /// Largest front order that the fused GPU subtree kernel holds in shared
 /// memory on every CUDA device (fused_subtree_kernel.hpp:
 /// fused_shared_max_order; 239 on an H200); 0 without CUDA or devices.
@@ -175,6 +206,10 @@ int fused_subtree_shared_max_order();
 long long cuda_task_executions(TaskKind k);
 /// Fused subtree kernel launches since the process started (0 without CUDA).
 long long cuda_fused_kernel_launches();
+/// Subtree tasks without buffers whose kernel read the executor's copy of
+/// A's values (GraphTaskArgs::values_ahead) since the process started (0
+/// without CUDA).
+long long cuda_fused_values_ahead_used();
 /// Seconds of fused subtree tasks on CUDA workers, launch to synchronisation,
 /// summed since the process started (0 without CUDA).
 double cuda_fused_kernel_seconds();
