@@ -290,7 +290,10 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
       int fl;
       while ((fl = load_acquire(flag)) == 0)
         if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
-      if (last) s_last_failed = fl != 1;  // every writer writes 1
+      if (last) {
+        s_last_failed = fl != 1;  // every writer writes 1
+        if (p.fences) __threadfence();
+      }
     }
     __syncthreads();  // also: every thread has read s_first before it is reset
     if (last) {

@@ -52,13 +52,16 @@ struct DirectValuesCopy : NumericFactor::DeviceState {
     int current = -1;
     const bool restore = cudaGetDevice(&current) == cudaSuccess;
     for (OnDevice& d : on) {
-      if (cudaSetDevice(d.device) != cudaSuccess) continue;
+      int now = -1;
+      if (cudaGetDevice(&now) != cudaSuccess || (now != d.device && cudaSetDevice(d.device) != cudaSuccess))
+        continue;
       if (d.stream) cudaStreamSynchronize(d.stream);
       if (d.ready) cudaEventDestroy(d.ready);
       if (d.stream) cudaStreamDestroy(d.stream);
       cudaFree(d.values);
     }
-    if (restore) cudaSetDevice(current);
+    int now = -1;
+    if (restore && cudaGetDevice(&now) == cudaSuccess && now != current) cudaSetDevice(current);
     (void)cudaGetLastError();
   }
 };
@@ -86,7 +89,8 @@ const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::
       d = &c->on.back();
       d->device = dev;
     }
-    ok = cudaSetDevice(dev) == cudaSuccess;
+    int now = -1;
+    ok = cudaGetDevice(&now) == cudaSuccess && (now == dev || cudaSetDevice(dev) == cudaSuccess);
     if (ok && !d->stream) ok = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) == cudaSuccess;
     if (ok && !d->ready) ok = cudaEventCreateWithFlags(&d->ready, cudaEventDisableTiming) == cudaSuccess;
     if (ok && std::max<std::size_t>(n, 1) > d->cap) {
@@ -102,13 +106,20 @@ const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::
     if (ok) ok = cudaEventRecord(d->ready, d->stream) == cudaSuccess;
     if (!ok) break;
   }
-  cudaSetDevice(current);
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != current) cudaSetDevice(current);
   if (!ok) {
     (void)cudaGetLastError();
     keep.reset();  // (waits for what was issued)
     return nullptr;
   }
   return c;
+}
+
+void wait_direct_values_copy(const DirectValuesCopy& copy) {
+  for (const DirectValuesCopy::OnDevice& d : copy.on)
+    if (d.ready) cudaEventSynchronize(d.ready);  // (an event needs no current device)
+  (void)cudaGetLastError();
 }
 
 namespace {
@@ -606,17 +617,10 @@ void extend_add(const TaskGraph& G, idx_t ti, void* buffers[], const GpuAssembly
 bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X, FactorContext& ctx,
                    const DirectValuesCopy* a_ahead, Workspace& w, cudaStream_t stream, const double** values,
                    const char** blob) {
-  const std::size_t nnz = static_cast<std::size_t>(std::max<idx_t>(G.plan->nnz_a, 1));
-  if (nnz > w.direct_values_cap) {
-    cudaFree(w.direct_values);  // (waits for the device)
-    w.direct_values = nullptr;
-    w.direct_values_cap = 0;
-    if (!cuda_ok(cudaMalloc(&w.direct_values, sizeof(double) * nnz), "cudaMalloc", G, t, ctx)) return false;
-    w.direct_values_cap = nnz;
-  }
   // Measurement knob: STARFRONT_FUSED_MAPPED_VALUES=1 lets the kernel read
   // A's values across the bus where they are (page-locked host memory the
-  // device addresses) instead of copying them first.
+  // device addresses) instead of copying them first, when the executor has
+  // not copied them (STARFRONT_FUSED_VALUES_AHEAD=0, or pageable values).
   static const bool mapped_values = env_is("STARFRONT_FUSED_MAPPED_VALUES", "1");
   int device = -1;
   const DirectValuesCopy::OnDevice* ahead =
@@ -625,10 +629,17 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
     // Copied by the executor before the submission (issue_direct_values).
     if (!cuda_ok(cudaStreamWaitEvent(stream, ahead->ready, 0), "cudaStreamWaitEvent", G, t, ctx)) return false;
     *values = ahead->values;
-    ++g_values_ahead_used;
   } else if (mapped_values && cuda_host_pointer_usable(ctx.values)) {
     *values = ctx.values;
   } else {
+    const std::size_t nnz = static_cast<std::size_t>(std::max<idx_t>(G.plan->nnz_a, 1));
+    if (nnz > w.direct_values_cap) {
+      cudaFree(w.direct_values);  // (waits for the device)
+      w.direct_values = nullptr;
+      w.direct_values_cap = 0;
+      if (!cuda_ok(cudaMalloc(&w.direct_values, sizeof(double) * nnz), "cudaMalloc", G, t, ctx)) return false;
+      w.direct_values_cap = nnz;
+    }
     if (G.plan->nnz_a > 0 &&
         !cuda_ok(cudaMemcpyAsync(w.direct_values, ctx.values,
                                  sizeof(double) * static_cast<std::size_t>(G.plan->nnz_a), cudaMemcpyHostToDevice,
@@ -655,6 +666,7 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
     w.direct_blob_bytes = bytes;
   }
   *blob = static_cast<const char*>(w.direct_blob);
+  if (ahead) ++g_values_ahead_used;
   return true;
 }
 
@@ -687,10 +699,11 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   cudaStream_t stream = starpu_cuda_get_local_stream();
   const char* blob = nullptr;
   const double* values = nullptr;
-  // (A direct task's copy of A's values counts in cuda_fused_seconds.)
-  const auto t0 = std::chrono::steady_clock::now();
   if (direct) {
+    // (Its host time counts in cuda_fused_seconds, with the kernel's.)
+    const auto ti = std::chrono::steady_clock::now();
     if (!direct_inputs(G, t, X, ctx, values_ahead, w, stream, &values, &blob)) return;
+    g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - ti).count();
   } else {
     blob = extra_of<char>(buffers, n - skip, 1);
     values = extra_of<double>(buffers, n - skip, 0);
@@ -770,6 +783,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     p.phases = w.fused_phases;
   }
   int launches = 0;
+  const auto t0 = std::chrono::steady_clock::now();
   if (!cuda_ok(launch_fused_subtree(p, stream, &launches, w.fused_events), "fused subtree kernel launch", G, t, ctx))
     return;
   g_fused_launches += launches;
@@ -1271,6 +1285,14 @@ bool cuda_host_pointer_usable(const void* p) {
     return true;
   }();
   if (!p || !devices_can) return false;
+  // Pageable memory is told apart first, without an API error (which
+  // compute-sanitizer would report): cudaPointerGetAttributes calls it
+  // unregistered.
+  cudaPointerAttributes at{};
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess || at.type != cudaMemoryTypeHost) {
+    (void)cudaGetLastError();
+    return false;
+  }
   void* d = nullptr;
   if (cudaHostGetDevicePointer(&d, const_cast<void*>(p), 0) != cudaSuccess || d != p) {
     (void)cudaGetLastError();  // not page-locked (or not mapped)

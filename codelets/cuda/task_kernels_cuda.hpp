@@ -81,6 +81,9 @@ struct DirectValuesCopy;
 const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::DeviceState>& keep,
                                                  const std::vector<int>& devices, const double* values,
                                                  std::size_t n);
+/// wait_direct_values (task_codelets.hpp) with CUDA: synchronises every
+/// device's copy event (errors are cleared: the tasks report their own).
+void wait_direct_values_copy(const DirectValuesCopy& copy);
 
 /// Tasks of kind k run by CUDA workers since the process started.
 long long cuda_kernel_executions(TaskKind k);
@@ -96,8 +99,9 @@ long long cuda_fused_launches();
 long long cuda_values_ahead_used();
 /// Seconds spent by fused subtree tasks from their launch to the end of
 /// their stream synchronisation (kernel, status copy and launch latency;
-/// for GraphTaskArgs::direct tasks also the copy of A's values to the
-/// device before the launch), summed since the process started.
+/// for GraphTaskArgs::direct tasks also the host time of direct_inputs,
+/// and the device's wait for A's values comes before the kernel on the
+/// stream), summed since the process started.
 double cuda_fused_seconds();
 /// GPU time (CUDA events) of the fused kernels' first launches (part 0: the
 /// small fronts) and second launches (part 1: the large fronts), summed.

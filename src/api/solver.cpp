@@ -154,8 +154,9 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
     // value while the graph runs, also sums |a_ij|, and the error (naming
     // the entry) is returned after that factorisation, before any
     // fallback to LDLᵀ. Cholesky meets a NaN or an infinite value as a
-    // failing pivot at worst, and nothing it wrote is kept: its status is
-    // replaced by the error. Otherwise the one read-only pass comes first.
+    // failing pivot at worst; its output stays in the factor storage, but
+    // its status is replaced by the error and the solver is not
+    // factorised. Otherwise the one read-only pass comes first.
     deferred = exec == Executor::starpu &&
                (opts.method == FactorMethod::llt || opts.method == FactorMethod::automatic);
     if (!deferred) finite = values_finite(a_.values.data(), nnz);

@@ -79,8 +79,14 @@ class Solver {
   /// for iterative refinement (not at all when `values` is values_buffer():
   /// that buffer becomes the copy), and that copy is factorised as
   /// factorize() does (same options, same methods, same errors; a value
-  /// that is not finite is refused before anything runs, invalid_argument
-  /// naming the entry).
+  /// that is not finite gives invalid_argument naming the entry: checked
+  /// before anything runs, except for values_buffer() with
+  /// Executor::starpu and method llt or automatic, where the Cholesky
+  /// factorisation runs first and the check is made by the ‖A‖∞ pass
+  /// that runs meanwhile, its error returned instead of that
+  /// factorisation's outcome and before any fallback to LDLᵀ; the factor
+  /// storage then holds that run's output, and the solver is not
+  /// factorised).
   /// Errors: invalid_argument (not analysed; values null while nnz > 0;
   /// bad options), otherwise as factorize().
   Status refactorize(const double* values, const FactorOptions& opts, Executor exec);
@@ -234,7 +240,8 @@ class Solver {
   double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
   // Set by refactorize while it runs: a_'s values were found finite (in
   // the copy's pass, copy_values_finite, or by values_finite on a swapped-in
-  // values buffer), so the StarPU executor skips its own check of them.
+  // values buffer) or will be checked after the first run (the deferred
+  // check of run_method), so the StarPU executor skips its own check.
   bool values_finite_ = false;
   // The page-locking of a values array (refactorize, with CUDA workers: A's
   // values go to the GPU at every factorisation): the range it locks

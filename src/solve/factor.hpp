@@ -135,8 +135,9 @@ struct NumericFactor {
   /// StarPU executor with CUDA workers, a factorisation that is one fused
   /// subtree task without buffers (GraphTaskArgs::direct): the device
   /// buffers, stream and event of the copy of A's values issued before the
-  /// task is submitted (issue_direct_values), reused by the next
-  /// refactorisation. Null otherwise.
+  /// task is submitted (issue_direct_values), kept (also through
+  /// factorisations of other graphs) and reused by the next one. Null
+  /// until the first such factorisation.
   std::unique_ptr<DeviceState> direct_values;
   double min_pivot_ratio = 0.0;     ///< min over columns of d_jj / |a_jj| (diagnostic; LLᵀ only)
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -149,6 +150,48 @@ TEST(CscKernels, MatvecAndNormMatchDense) {
       norm = std::max(norm, row);
     }
     EXPECT_DOUBLE_EQ(symmetric_norm_inf(A), norm);
+  }
+}
+
+/// symmetric_norm_inf on matrices without the diagonal entries of the
+/// even columns (removed; checked) against the dense row sums, and its
+/// abs_sum (Σ|a_ij| over the stored entries) against a plain sum: finite
+/// for finite values, NaN or infinite as soon as one value is.
+TEST(CscKernels, NormWithMissingDiagonalsAndAbsSum) {
+  std::mt19937_64 rng(12);
+  for (idx_t n : {3, 17, 60}) {
+    const CscMatrix R = random_csc(n, rng);
+    CscMatrix A;
+    A.n = n;
+    A.colptr.assign(1, 0);
+    for (idx_t j = 0; j < n; ++j) {
+      for (idx_t p = R.colptr[j]; p < R.colptr[j + 1]; ++p)
+        if (!(R.rowind[p] == j && j % 2 == 0)) A.rowind.push_back(R.rowind[p]), A.values.push_back(R.values[p]);
+      A.colptr.push_back(static_cast<idx_t>(A.rowind.size()));
+    }
+    ASSERT_TRUE(check_lower_csc(A).ok());
+    idx_t missing = 0;
+    for (idx_t j = 0; j < n; ++j)
+      missing += A.colptr[j] == A.colptr[j + 1] || A.rowind[A.colptr[j]] != j ? 1 : 0;
+    ASSERT_GT(missing, 0) << "n " << n;
+    const std::vector<double> D = to_dense(A);
+    double norm = 0.0, plain = 0.0;
+    for (idx_t i = 0; i < n; ++i) {
+      double row = 0.0;
+      for (idx_t j = 0; j < n; ++j) row += std::fabs(D[i * n + j]);
+      norm = std::max(norm, row);
+    }
+    for (double v : A.values) plain += std::fabs(v);
+    double sum = -1.0;
+    EXPECT_DOUBLE_EQ(symmetric_norm_inf(A, &sum), norm) << "n " << n;
+    EXPECT_NEAR(sum, plain, 1e-13 * plain) << "n " << n;
+    for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(),
+                       -std::numeric_limits<double>::infinity()}) {
+      CscMatrix B = A;
+      B.values[B.values.size() / 2] = bad;
+      (void)symmetric_norm_inf(B, &sum);
+      EXPECT_FALSE(std::isfinite(sum)) << "n " << n << " value " << bad;
+    }
   }
 }
 

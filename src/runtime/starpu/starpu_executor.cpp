@@ -410,18 +410,21 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     return !(e && std::string(e) == "0");
   }();
   auto direct_task = [&](idx_t t) {
-    return direct_knob && gpu_fused && mapped_panel[t] && G.tasks[t].acc_end - G.tasks[t].acc_begin == 1;
+    return direct_knob && gpu_fused && nt == 1 && mapped_panel[t] && G.tasks[t].acc_end - G.tasks[t].acc_begin == 1;
   };
   // The one task of such a factorisation gets A's values copied to the GPUs
   // now, while it is submitted and the workers wake up, rather than by
-  // itself before its kernel (GraphTaskArgs::values_ahead).
-  // STARFRONT_FUSED_VALUES_AHEAD=0 turns this off (measurement knob).
+  // itself before its kernel (GraphTaskArgs::values_ahead); only from
+  // page-locked values (refactorize's copy or buffer: a pageable source
+  // would make the copies synchronous, one device after the other, on this
+  // thread). STARFRONT_FUSED_VALUES_AHEAD=0 turns this off (measurement
+  // knob).
   static const bool ahead_knob = [] {
     const char* e = std::getenv("STARFRONT_FUSED_VALUES_AHEAD");
     return !(e && std::string(e) == "0");
   }();
   const DirectValuesCopy* values_ahead = nullptr;
-  if (ahead_knob && nt == 1 && direct_task(0))
+  if (ahead_knob && nt == 1 && direct_task(0) && gpus_address_pinned_host(ctx.values))
     values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
   std::vector<struct starpu_data_descr> descr;
@@ -540,6 +543,10 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       }
       st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
     }
+    // The copies of A's values issued before the submission have ended on
+    // every device (the task waited for its own device's only): none reads
+    // the caller's memory after this returns.
+    if (values_ahead) wait_direct_values(values_ahead);
     timer.lap(ph.execute);
     // Unregistering a block of Lx waits for its last writer and brings it
     // home: this waits for exactly this factorisation's tasks (a mapped

@@ -29,8 +29,8 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 long long mapped_panel_tasks();
 
 /// Subtree tasks submitted without any buffer (GraphTaskArgs::direct: the
-/// whole factorisation is that task) since the process started; tests check
-/// that the path ran.
+/// whole factorisation is that task), counted when chosen, before
+/// submission, since the process started; tests check that the path ran.
 long long direct_subtree_tasks();
 
 /// Testing aid: when on, the executor maps subtree panels as it would with
@@ -51,8 +51,10 @@ void set_mapped_panels_without_cuda(bool on);
 /// no task completed for opts.watchdog_seconds — the message names the
 /// running tasks and says whether they stopped after cancellation or the
 /// factorisation had to be abandoned, its memory left to them).
-/// values_finite: the caller has just checked that A matches the plan and
-/// every value is finite (Solver::refactorize, copy_values_finite): the
+/// values_finite: A matches the plan and the caller has checked that every
+/// value is finite (Solver::refactorize, copy_values_finite) or checks it
+/// after this call and discards the outcome when one is not (its deferred
+/// check: Cholesky meets such a value as a failing pivot at worst): the
 /// executor's own pass over the values (check_values) is skipped.
 /// With CUDA workers, Cholesky front tasks on GPUs test their pivots on the
 /// device and the executor checks the outcomes after the graph; when one

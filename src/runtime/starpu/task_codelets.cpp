@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
 #include <unistd.h>
 
 #ifdef STARFRONT_HAVE_CUDA
@@ -129,9 +130,17 @@ bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
   // one of them.
   static const double spin_s = [] {
     const char* e = std::getenv("STARFRONT_WAIT_SPIN_US");
-    return e && *e ? std::max(0.0, std::strtod(e, nullptr)) * 1e-6 : 300e-6;
+    const double us = e && *e ? std::strtod(e, nullptr) : 300.0;
+    return us > 0 ? std::min(us, 1e6) * 1e-6 : 0.0;  // (at most 1 s; NaN and negatives: off)
   }();
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  // The cores this process may run on (its affinity mask: a container's
+  // cpuset, taskset), counted once.
+  static const long cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<long>(CPU_COUNT(&set))
+                                                        : sysconf(_SC_NPROCESSORS_ONLN);
+  }();
   if (spin_s > 0 && cores > 0 && static_cast<long>(starpu_worker_get_count()) < cores) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(spin_s);
     while (p.done_count.load(std::memory_order_acquire) < total) {
@@ -140,7 +149,13 @@ bool wait_for_tasks(TaskProgress& p, idx_t total, double watchdog) {
       __builtin_ia32_pause();
 #endif
     }
-    if (p.done_count.load(std::memory_order_acquire) >= total) return true;
+    if (p.done_count.load(std::memory_order_acquire) >= total) {
+      // The last callback may still be inside notify_all() under the mutex:
+      // taking it once makes sure it has left before the caller frees
+      // `p` (the executor does so as soon as this returns).
+      const std::lock_guard<std::mutex> wait_for_the_notifier(p.mutex);
+      return true;
+    }
   }
   std::unique_lock<std::mutex> lock(p.mutex);
   if (watchdog <= 0) {
@@ -244,6 +259,14 @@ const DirectValuesCopy* issue_direct_values(std::unique_ptr<NumericFactor::Devic
 #else
   (void)keep, (void)values, (void)n;
   return nullptr;
+#endif
+}
+
+void wait_direct_values(const DirectValuesCopy* copy) {
+#ifdef STARFRONT_HAVE_CUDA
+  if (copy) wait_direct_values_copy(*copy);
+#else
+  (void)copy;
 #endif
 }
 

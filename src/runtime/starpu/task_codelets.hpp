@@ -197,6 +197,9 @@ bool cuda_codelets_built();
 /// the task copies the values itself).
 const DirectValuesCopy* issue_direct_values(std::unique_ptr<NumericFactor::DeviceState>& keep,
                                             const double* values, std::size_t n);
+/// Waits until every copy issued by issue_direct_values has ended (so that
+/// none reads the host values any more); null: nothing.
+void wait_direct_values(const DirectValuesCopy* copy);
 
 /// Largest front order that the fused GPU subtree kernel holds in shared
 /// memory on every CUDA device (fused_subtree_kernel.hpp:
