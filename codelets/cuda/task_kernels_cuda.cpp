@@ -29,6 +29,23 @@
 #include "runtime/starpu/task_codelets.hpp"
 
 namespace starfront {
+namespace {
+
+/// Makes p hold at least n elements of T in device memory: freed and
+/// allocated again when it must grow (cudaFree first waits for the device),
+/// never shrunk; cap: the elements it holds (0 after a failed allocation).
+template <class T>
+cudaError_t grow_device(T*& p, std::size_t& cap, std::size_t n) {
+  if (n <= cap) return cudaSuccess;
+  cudaFree(p);
+  p = nullptr;
+  cap = 0;
+  const cudaError_t e = cudaMalloc(&p, sizeof(T) * n);
+  if (e == cudaSuccess) cap = n;
+  return e;
+}
+
+}  // namespace
 
 /// One buffer per device, grown on demand; the stream and the event are made
 /// with it. Destroyed with the factor that keeps it (the destructor waits
@@ -93,14 +110,7 @@ const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::
     ok = cudaGetDevice(&now) == cudaSuccess && (now == dev || cudaSetDevice(dev) == cudaSuccess);
     if (ok && !d->stream) ok = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) == cudaSuccess;
     if (ok && !d->ready) ok = cudaEventCreateWithFlags(&d->ready, cudaEventDisableTiming) == cudaSuccess;
-    if (ok && std::max<std::size_t>(n, 1) > d->cap) {
-      cudaStreamSynchronize(d->stream);
-      cudaFree(d->values);
-      d->values = nullptr;
-      d->cap = 0;
-      ok = cudaMalloc(&d->values, sizeof(double) * std::max<std::size_t>(n, 1)) == cudaSuccess;
-      if (ok) d->cap = std::max<std::size_t>(n, 1);
-    }
+    if (ok) ok = grow_device(d->values, d->cap, std::max<std::size_t>(n, 1)) == cudaSuccess;
     if (ok && n > 0)
       ok = cudaMemcpyAsync(d->values, values, sizeof(double) * n, cudaMemcpyHostToDevice, d->stream) == cudaSuccess;
     if (ok) ok = cudaEventRecord(d->ready, d->stream) == cudaSuccess;
@@ -260,7 +270,7 @@ struct Workspace {
   /// (uploaded when either changes).
   double* direct_values = nullptr;
   std::size_t direct_values_cap = 0;  ///< doubles
-  void* direct_blob = nullptr;
+  char* direct_blob = nullptr;
   std::size_t direct_blob_cap = 0;  ///< bytes
   std::size_t direct_blob_bytes = 0;
   std::uint64_t direct_build = 0;
@@ -290,14 +300,7 @@ struct Workspace {
     if (!host_status && (e = cudaMallocHost(&host_status, sizeof(FusedStatus))) != cudaSuccess) return e;
     for (cudaEvent_t& ev : fused_events)
       if (!ev && (e = cudaEventCreate(&ev)) != cudaSuccess) return e;
-    ws = std::max<std::size_t>(ws, 1);
-    if (ws > fused_ws_cap) {
-      cudaFree(fused_ws);
-      fused_ws = nullptr;
-      fused_ws_cap = 0;
-      if ((e = cudaMalloc(&fused_ws, sizeof(double) * ws)) != cudaSuccess) return e;
-      fused_ws_cap = ws;
-    }
+    if ((e = grow_device(fused_ws, fused_ws_cap, std::max<std::size_t>(ws, 1))) != cudaSuccess) return e;
     const std::size_t sb = fused_status_bytes(nfronts);
     if (sb > fused_status_cap) {
       cudaFree(fused_status);
@@ -329,13 +332,7 @@ struct Workspace {
       work_cap = lwork;
     }
     const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-    if (nn > backup_cap) {
-      cudaFree(backup);
-      backup = nullptr;
-      backup_cap = 0;
-      if ((e = cudaMalloc(&backup, sizeof(double) * nn)) != cudaSuccess) return e;
-      backup_cap = nn;
-    }
+    if ((e = grow_device(backup, backup_cap, nn)) != cudaSuccess) return e;
     if (static_cast<std::size_t>(n) > diag_cap) {
       cudaFreeHost(host_diag);
       host_diag = nullptr;
@@ -633,13 +630,7 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
     *values = ctx.values;
   } else {
     const std::size_t nnz = static_cast<std::size_t>(std::max<idx_t>(G.plan->nnz_a, 1));
-    if (nnz > w.direct_values_cap) {
-      cudaFree(w.direct_values);  // (waits for the device)
-      w.direct_values = nullptr;
-      w.direct_values_cap = 0;
-      if (!cuda_ok(cudaMalloc(&w.direct_values, sizeof(double) * nnz), "cudaMalloc", G, t, ctx)) return false;
-      w.direct_values_cap = nnz;
-    }
+    if (!cuda_ok(grow_device(w.direct_values, w.direct_values_cap, nnz), "cudaMalloc", G, t, ctx)) return false;
     if (G.plan->nnz_a > 0 &&
         !cuda_ok(cudaMemcpyAsync(w.direct_values, ctx.values,
                                  sizeof(double) * static_cast<std::size_t>(G.plan->nnz_a), cudaMemcpyHostToDevice,
@@ -651,13 +642,7 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
   const std::size_t bytes = sizeof(std::uint64_t) * X.blob.size();
   if (w.direct_index != &X || w.direct_build != G.build_id || w.direct_blob_bytes != bytes) {
     w.direct_index = nullptr;  // until the upload succeeds
-    if (bytes > w.direct_blob_cap) {
-      cudaFree(w.direct_blob);
-      w.direct_blob = nullptr;
-      w.direct_blob_cap = 0;
-      if (!cuda_ok(cudaMalloc(&w.direct_blob, bytes), "cudaMalloc", G, t, ctx)) return false;
-      w.direct_blob_cap = bytes;
-    }
+    if (!cuda_ok(grow_device(w.direct_blob, w.direct_blob_cap, bytes), "cudaMalloc", G, t, ctx)) return false;
     if (!cuda_ok(cudaMemcpyAsync(w.direct_blob, X.blob.data(), bytes, cudaMemcpyHostToDevice, stream),
                  "cudaMemcpyAsync", G, t, ctx))
       return false;
@@ -665,7 +650,7 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
     w.direct_build = G.build_id;
     w.direct_blob_bytes = bytes;
   }
-  *blob = static_cast<const char*>(w.direct_blob);
+  *blob = w.direct_blob;
   if (ahead) ++g_values_ahead_used;
   return true;
 }
@@ -766,14 +751,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.poll_sleep_ns = poll_sleep_ns;
   p.fences = fences;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
-  if (trace && trace_words > w.fused_trace_cap) {
-    cudaFree(w.fused_trace);
-    w.fused_trace = nullptr;
-    w.fused_trace_cap = 0;
-    if (!cuda_ok(cudaMalloc(&w.fused_trace, sizeof(unsigned long long) * trace_words), "cudaMalloc", G, t, ctx))
-      return;
-    w.fused_trace_cap = trace_words;
-  }
+  if (trace && !cuda_ok(grow_device(w.fused_trace, w.fused_trace_cap, trace_words), "cudaMalloc", G, t, ctx)) return;
   p.trace = trace ? w.fused_trace : nullptr;
   if (phases) {
     constexpr std::size_t bytes = sizeof(unsigned long long) * kFusedPhaseWords;

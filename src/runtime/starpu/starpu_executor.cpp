@@ -89,13 +89,17 @@ struct Run {
   double stamps[3] = {-1.0, -1.0, -1.0};
 };
 
+/// Whether environment variable `knob` is set to "0" (a measurement knob
+/// turning a default off).
+bool knob_off(const char* knob) {
+  const char* e = std::getenv(knob);
+  return e && std::string(e) == "0";
+}
+
 /// Whether GPU Cholesky fronts test their pivots on the device without
 /// synchronising (default) or on the host after one stream synchronisation
 /// each (STARFRONT_DEFER_PIVOTS=0: measurement knob).
-bool deferred_pivots_enabled() {
-  const char* e = std::getenv("STARFRONT_DEFER_PIVOTS");
-  return !(e && std::string(e) == "0");
-}
+bool deferred_pivots_enabled() { return !knob_off("STARFRONT_DEFER_PIVOTS"); }
 
 /// Folds the deferred pivot tests into ctx: a front that passed records its
 /// minimum pivot ratio; returns true when some front failed (its column and
@@ -248,12 +252,11 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // end. STARFRONT_PERSISTENT_SLOTS=0 turns this off (measurement knob).
   std::vector<std::size_t> slot_home(G.slot_capacity.size(), kNoHome);
   {
-    const char* ps_env = std::getenv("STARFRONT_PERSISTENT_SLOTS");
     std::size_t doubles = 0;
     // (Only these: a home for every slot would keep the whole slot plan,
     // cb_planned, resident between factorisations instead of the slots live
     // at a time: +0.9 GB peak RSS on lap3d 60^3 on CPUs only.)
-    if (!(ps_env && std::string(ps_env) == "0"))
+    if (!knob_off("STARFRONT_PERSISTENT_SLOTS"))
       for (const Task& t : G.tasks) {
         if (t.kind != TaskKind::subtree) continue;
         for (idx_t a = t.acc_begin; a < t.acc_end; ++a) {
@@ -354,8 +357,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // and the GPUs are then asynchronous DMA at full bus speed, not staged
   // through pageable memory (measured on the H200: bench/README.md).
   // STARFRONT_PIN_FACTOR=0 turns this off (measurement knob).
-  const char* pin_env = std::getenv("STARFRONT_PIN_FACTOR");
-  const bool pin = !(pin_env && std::string(pin_env) == "0");
+  const bool pin = !knob_off("STARFRONT_PIN_FACTOR");
   if (pin && !run->F.lx_pin) run->F.lx_pin = pin_for_gpus(run->F.Lx.data(), run->F.Lx.size() * sizeof(double));
   if (pin && !run->F.cb_pin) run->F.cb_pin = pin_for_gpus(run->F.cb_host.get(), run->F.cb_host_doubles * sizeof(double));
   const idx_t nb = static_cast<idx_t>(G.blocks.size());
@@ -380,10 +382,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // STARFRONT_FUSED_MAPPED_L=0 turns this off (measurement knob).
   std::vector<char> mapped(static_cast<std::size_t>(nb), 0);
   std::vector<double*> mapped_panel(static_cast<std::size_t>(nt), nullptr);
-  static const bool mapped_l_knob = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_MAPPED_L");
-    return !(e && std::string(e) == "0");
-  }();
+  static const bool mapped_l_knob = !knob_off("STARFRONT_FUSED_MAPPED_L");
   const bool map_anyway = g_mapped_without_cuda.load() && starpu_cuda_worker_get_count() == 0;
   if (gpu_fused && mapped_l_knob && !run->F.Lx.empty() &&
       (map_anyway || (run->F.lx_pin && gpus_address_pinned_host(run->F.Lx.data())))) {
@@ -405,10 +404,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // other access) takes no buffer at all (GraphTaskArgs::direct).
   // STARFRONT_FUSED_DIRECT=0 keeps A's values and the blob as its buffers
   // (measurement knob).
-  static const bool direct_knob = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_DIRECT");
-    return !(e && std::string(e) == "0");
-  }();
+  static const bool direct_knob = !knob_off("STARFRONT_FUSED_DIRECT");
   auto direct_task = [&](idx_t t) {
     return direct_knob && gpu_fused && nt == 1 && mapped_panel[t] && G.tasks[t].acc_end - G.tasks[t].acc_begin == 1;
   };
@@ -419,12 +415,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // would make the copies synchronous, one device after the other, on this
   // thread). STARFRONT_FUSED_VALUES_AHEAD=0 turns this off (measurement
   // knob).
-  static const bool ahead_knob = [] {
-    const char* e = std::getenv("STARFRONT_FUSED_VALUES_AHEAD");
-    return !(e && std::string(e) == "0");
-  }();
+  static const bool ahead_knob = !knob_off("STARFRONT_FUSED_VALUES_AHEAD");
   const DirectValuesCopy* values_ahead = nullptr;
-  if (ahead_knob && nt == 1 && direct_task(0) && gpus_address_pinned_host(ctx.values))
+  if (ahead_knob && direct_task(0) && gpus_address_pinned_host(ctx.values))
     values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));
   std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
   std::vector<struct starpu_data_descr> descr;
@@ -503,8 +496,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // to the host overlap the rest of the factorisation instead of following
   // it in the unregistration loop below. STARFRONT_EARLY_WRITEBACK=0 turns
   // this off (measurement knob).
-  const char* wb_env = std::getenv("STARFRONT_EARLY_WRITEBACK");
-  if (st.ok() && starpu_cuda_worker_get_count() > 0 && !(wb_env && std::string(wb_env) == "0"))
+  if (st.ok() && starpu_cuda_worker_get_count() > 0 && !knob_off("STARFRONT_EARLY_WRITEBACK"))
     for (idx_t x = 0; x < nb; ++x)
       if (h[x])
         starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
