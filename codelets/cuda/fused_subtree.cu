@@ -187,8 +187,63 @@ __device__ void assemble_own(const FusedLaunch& p, const FusedFront& f, const Fr
   __syncthreads();
 }
 
+/// Entry `o` of pair `pr` of the folded lower triangle of order N (even):
+/// column pr (rows pr..N-1, offsets [0, N - pr)) followed by column
+/// N-1-pr (rows N-1-pr..N-1, offsets [N - pr, N + 1)), so that the N/2
+/// pairs of N+1 entries cover the triangle exactly once and consecutive
+/// offsets are consecutive rows of one column (coalesced).
+__device__ __forceinline__ void folded_entry(int N, int pr, int o, int& c, int& r) {
+  if (o < N - pr) {
+    c = pr;
+    r = pr + o;
+  } else {
+    c = N - 1 - pr;
+    r = c + (o - (N - pr));
+  }
+}
+
+/// Walks the lower triangle (diagonal included) of order n, its entries
+/// dealt to the block's threads round-robin over the folded enumeration
+/// above (N = n rounded up to even; the entries of the extra row are
+/// skipped): each thread's entries are spread evenly over all columns,
+/// consecutive threads take consecutive rows, and a thread steps through
+/// its own entries without a division. Loop: while (w.more()) { for each
+/// of a batch of entries: w.next(c, r) (false: no entry, or past the end) }.
+struct FoldedWalk {
+  int n, W, pr, o, dp, dq;  // W = N + 1; pairs P = N / 2 = W / 2
+  __device__ __forceinline__ explicit FoldedWalk(int order) : n(order) {
+    W = n + (n & 1) + 1;
+    const int T = static_cast<int>(blockDim.x);
+    pr = static_cast<int>(threadIdx.x) / W;
+    o = static_cast<int>(threadIdx.x) - pr * W;
+    dp = T / W;
+    dq = T - dp * W;
+  }
+  __device__ __forceinline__ bool more() const { return pr < W / 2; }
+  __device__ __forceinline__ bool next(int& c, int& r) {
+    if (pr >= W / 2) return false;
+    folded_entry(W - 1, pr, o, c, r);
+    o += dq;
+    pr += dp;
+    if (o >= W) {
+      o -= W;
+      ++pr;
+    }
+    return r < n;
+  }
+};
+
 /// Extend-adds the CBs of children [from, to) (offsets from f.child_begin,
 /// ticket order; every one complete) one by one, a barrier after each.
+/// In the small launch (kWarps <= 4) with p.flat_add (default), each
+/// child's lower triangle is dealt to all the block's threads
+/// (FoldedWalk), 4 entries in flight per thread; otherwise one warp per CB
+/// column, lanes over its rows (the large launch, and the measurement knob
+/// STARFRONT_FUSED_FLAT_ADD=0). Either way every entry of the front gets
+/// the children's values added in ticket order: the same sums. (The flat
+/// walk in the large launch too cut the chain's extend-add by a fifth but
+/// slowed its factorisations as much, through the 128-register kernel's
+/// allocation: bench/README.md, session 27.)
 template <int kWarps, bool kPacked>
 __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const FrontView<kPacked>& v,
                            const FrontShared<kWarps>& fs, long long from, long long to) {
@@ -213,6 +268,29 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
     }
     const double* cb = p.workspace + cb_off;
     const std::int32_t* rel = p.rel + rel_begin;
+    if (kWarps <= 4 && p.flat_add) {
+      constexpr int kF = 4;  // entries in flight per thread (faster than 8: bench/README.md, session 27)
+      FoldedWalk wk(mcc);
+      while (wk.more()) {
+        double x[kF];
+        int rr[kF], rc[kF];
+#pragma unroll
+        for (int b = 0; b < kF; ++b) {
+          int cc, r;
+          rc[b] = -1;
+          if (wk.next(cc, r)) {
+            x[b] = __ldcg(cb + static_cast<long long>(cc) * mcc + r);
+            rr[b] = __ldg(rel + r);
+            rc[b] = __ldg(rel + cc);
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < kF; ++b)
+          if (rc[b] >= 0) v.col(rc[b])[rr[b]] += x[b];
+      }
+      __syncthreads();  // the next child may hit the same entries
+      continue;
+    }
     for (int jj = warp; jj < mcc; jj += kWarps) {
       double* dst = v.col(__ldg(rel + jj));
       const double* src = cb + static_cast<long long>(jj) * mcc;

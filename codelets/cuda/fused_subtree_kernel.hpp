@@ -50,7 +50,9 @@
 // distinct CB entries have distinct targets (relative indices are
 // injective). Child CBs are read with ld.global.cg (L2, not the possibly
 // stale L1 of this SM), several rows per lane loaded before they are added
-// (the loads' latencies overlap). An internal CB is written (and read)
+// (the loads' latencies overlap); in the small launch the entries of a CB's
+// lower triangle are dealt evenly to all the block's threads, in the large
+// launch one warp takes a CB column. An internal CB is written (and read)
 // lower triangle only; the root's CB, which other tasks read, whole. A's
 // entries are scattered with shared (or global) atomic adds, which only
 // matter for duplicate entries.
@@ -204,6 +206,12 @@ struct FusedLaunch {
   /// barrier extends to the whole block; the same pattern as CUTLASS's
   /// semaphore). The fences cost about 0.7 µs per front on the chain.
   bool fences = false;
+  /// The small launch's extend-add of a child's CB with its lower triangle
+  /// dealt to all the block's threads, several entries in flight per
+  /// thread (default), or one warp per CB column, as the large launch does
+  /// (measurement knob STARFRONT_FUSED_FLAT_ADD=0); the same sums either
+  /// way.
+  bool flat_add = true;
 };
 
 /// Largest front order m whose packed lower triangle (m(m+1)/2 doubles)

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -146,6 +147,7 @@ std::atomic<long long> g_potrf_failures{0};
 std::atomic<long long> g_front_failures{0};
 std::atomic<long long> g_fused_launches{0};
 std::atomic<long long> g_values_ahead_used{0};
+std::atomic<long long> g_inline_subtrees{0};
 std::atomic<long long> g_fused_ns{0};
 std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
@@ -275,7 +277,11 @@ struct Workspace {
   std::size_t direct_blob_bytes = 0;
   std::uint64_t direct_build = 0;
   const void* direct_index = nullptr;
+  /// run_subtree_inline_cuda only: the calling thread's own stream on this
+  /// workspace's device (StarPU's workers use theirs).
+  cudaStream_t own_stream = nullptr;
   ~Workspace() {
+    if (own_stream) cudaStreamDestroy(own_stream);
     cudaFree(direct_values);
     cudaFree(direct_blob);
     cudaFree(fused_phases);
@@ -664,8 +670,12 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
 /// (GraphTaskArgs::direct): no buffer at all (direct_inputs). Waits
 /// for the kernel (the failure status is needed now, so that later tasks
 /// skip their work as after a CPU failure) and records the outcome.
-void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx,
-             double* mapped_panel, bool direct, const DirectValuesCopy* values_ahead) {
+/// w and stream: the workspace and stream to work with (the worker's, or
+/// the calling thread's: run_subtree_inline_cuda); between (may be null):
+/// called once the kernel is queued, before the wait for it.
+void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx,
+                double* mapped_panel, bool direct, const DirectValuesCopy* values_ahead, Workspace& w,
+                cudaStream_t stream, const std::function<void()>* between) {
   const Task& t = G.tasks[ti];
   const FrontPlan& P = *G.plan;
   const FusedTaskIndex& fi = X.task[ti];
@@ -675,13 +685,11 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     ctx.record_device_error("fused subtree index does not match " + task_name(G, t));
     return;
   }
-  Workspace& w = local_workspace();
   if (!cuda_ok(w.reserve_fused(static_cast<std::size_t>(fi.workspace), static_cast<int>(fi.nfronts)), "cudaMalloc",
                G, t, ctx))
     return;
   // A mapped panel has no buffer: the root's CB and the extras move up one.
   const idx_t skip = mapped_panel ? 1 : 0;
-  cudaStream_t stream = starpu_cuda_get_local_stream();
   const char* blob = nullptr;
   const double* values = nullptr;
   if (direct) {
@@ -721,7 +729,8 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // STARFRONT_FUSED_PHASES=1: cycles of factor()'s steps in the large launch
   // (FusedLaunch::phases), printed to stderr at every execution;
   // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off;
-  // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on.
+  // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on;
+  // STARFRONT_FUSED_FLAT_ADD=0: FusedLaunch::flat_add off.
   static const bool early = !env_is("STARFRONT_FUSED_EARLY", "0");
   static const bool trace_chain = env_is("STARFRONT_FUSED_TRACE", "2");
   static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1") || trace_chain;
@@ -734,6 +743,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   static const bool snake = !env_is("STARFRONT_FUSED_SNAKE", "0");
   static const bool fences = env_is("STARFRONT_FUSED_FENCES", "1");
   static const bool phases = env_is("STARFRONT_FUSED_PHASES", "1");
+  static const bool flat_add = !env_is("STARFRONT_FUSED_FLAT_ADD", "0");
   // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
   // trailing-update columns (FusedLaunch::large_threads / large_cols).
   static const std::pair<int, int> large = [] {
@@ -750,6 +760,7 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   p.snake = snake;
   p.poll_sleep_ns = poll_sleep_ns;
   p.fences = fences;
+  p.flat_add = flat_add;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && !cuda_ok(grow_device(w.fused_trace, w.fused_trace_cap, trace_words), "cudaMalloc", G, t, ctx)) return;
   p.trace = trace ? w.fused_trace : nullptr;
@@ -768,9 +779,10 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
   // The stream synchronisation also completes the fronts' L write-outs,
   // which follow their completion flags (fused_subtree.cu: finish_front).
   if (!cuda_ok(cudaMemcpyAsync(w.host_status, w.fused_status, sizeof(FusedStatus), cudaMemcpyDeviceToHost, stream),
-               "cudaMemcpyAsync", G, t, ctx) ||
-      !cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx))
+               "cudaMemcpyAsync", G, t, ctx))
     return;
+  if (between && *between) (*between)();
+  if (!cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx)) return;
   g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   float ms_small = 0.0f, ms_large = 0.0f;
   if (overlap && p.nsmall > 0 && p.nfronts > p.nsmall) {
@@ -855,6 +867,14 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
     r.min_pivot_ratio = ratio;
   }
   ctx.record(r);
+}
+
+/// A fused subtree task on a StarPU CUDA worker: subtree_on with the
+/// worker's workspace and stream.
+void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIndex& X, FactorContext& ctx,
+             double* mapped_panel, bool direct, const DirectValuesCopy* values_ahead) {
+  subtree_on(G, ti, buffers, X, ctx, mapped_panel, direct, values_ahead, local_workspace(),
+             starpu_cuda_get_local_stream(), nullptr);
 }
 
 /// Checks the buffers of the untiled front task t (front s = t.front, order
@@ -1308,6 +1328,33 @@ long long cuda_potrf_failures() { return g_potrf_failures; }
 long long cuda_front_failures() { return g_front_failures; }
 long long cuda_fused_launches() { return g_fused_launches; }
 long long cuda_values_ahead_used() { return g_values_ahead_used; }
+long long cuda_inline_subtrees() { return g_inline_subtrees; }
+
+void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
+                             double* mapped_panel, int device, const std::function<void()>& between) {
+  const Task& t = G.tasks[ti];
+  int previous = -1;
+  if (!cuda_ok(cudaGetDevice(&previous), "cudaGetDevice", G, t, ctx) ||
+      !cuda_ok(cudaSetDevice(device), "cudaSetDevice", G, t, ctx))
+    return;
+  // One workspace (with its stream) per calling thread and device, kept
+  // until the thread ends: a refactorisation allocates nothing.
+  thread_local std::vector<std::unique_ptr<Workspace>> per_device;
+  if (per_device.size() <= static_cast<std::size_t>(device)) per_device.resize(static_cast<std::size_t>(device) + 1);
+  std::unique_ptr<Workspace>& w = per_device[static_cast<std::size_t>(device)];
+  if (!w) w = std::make_unique<Workspace>();
+  if (w->own_stream ||
+      cuda_ok(cudaStreamCreateWithFlags(&w->own_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", G, t,
+              ctx)) {
+    ++g_executions[static_cast<int>(t.kind)];
+    ++g_inline_subtrees;
+    subtree_on(G, ti, nullptr, X, ctx, mapped_panel, true, nullptr, *w, w->own_stream, &between);
+    // (after an error that stopped it before its own wait: nothing queued
+    // may read A's values or write L once this returns)
+    cudaStreamSynchronize(w->own_stream);
+  }
+  cudaSetDevice(previous);
+}
 double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
 double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "solve/factor.hpp"
 
 namespace starfront {
+
+struct FusedSubtreeIndex;  // cuda/fused_subtree_index.hpp
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
 /// syrk, gemm, assemble, extend_add, subtree, and front: Cholesky and LDLᵀ).
@@ -85,7 +88,15 @@ const DirectValuesCopy* issue_direct_values_copy(std::unique_ptr<NumericFactor::
 /// device's copy event (errors are cleared: the tasks report their own).
 void wait_direct_values_copy(const DirectValuesCopy& copy);
 
-/// Tasks of kind k run by CUDA workers since the process started.
+/// run_subtree_inline (task_codelets.hpp) with CUDA, on CUDA device
+/// `device` (0-based ordinal).
+void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
+                             double* mapped_panel, int device, const std::function<void()>& between);
+/// Subtree tasks run by run_subtree_inline_cuda since the process started.
+long long cuda_inline_subtrees();
+
+/// Tasks of kind k run on CUDA devices (by CUDA workers or
+/// run_subtree_inline_cuda) since the process started.
 long long cuda_kernel_executions(TaskKind k);
 /// GPU potrf tasks whose tile failed the pivot test (recomputed on the host).
 long long cuda_potrf_failures();
@@ -101,7 +112,8 @@ long long cuda_values_ahead_used();
 /// their stream synchronisation (kernel, status copy and launch latency;
 /// for GraphTaskArgs::direct tasks also the host time of direct_inputs,
 /// and the device's wait for A's values comes before the kernel on the
-/// stream), summed since the process started.
+/// stream; for run_subtree_inline_cuda also the caller's work it runs
+/// between the launch and the wait), summed since the process started.
 double cuda_fused_seconds();
 /// GPU time (CUDA events) of the fused kernels' first launches (part 0: the
 /// small fronts) and second launches (part 1: the large fronts), summed.

@@ -320,7 +320,11 @@ starfront_status starfront_factor_options_init(starfront_factor_options* opts);
  *  error info gives the column in the caller's numbering and base, and the
  *  pivot), SINGULAR (LDLᵀ: a zero pivot, column in the error info; the
  *  inertia stays available), RUNTIME_ERROR (StarPU; LDLᵀ overflow). After a
- *  failure F cannot solve until a factorisation succeeds. */
+ *  failure F cannot solve until a factorisation succeeds. With CUDA
+ *  workers, a Cholesky factorisation that is one fused GPU kernel (small
+ *  KKT-like matrices) runs it from the calling thread without StarPU: that
+ *  thread then keeps a CUDA stream and device buffers until it ends; its
+ *  current CUDA device is left as it was. */
 starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix* A,
                                      const starfront_factor_options* opts);
 

@@ -68,6 +68,11 @@ class Solver {
   /// (LLᵀ; Status::column is the failing column in the user's 0-based
   /// numbering), singular (LDLᵀ met a zero pivot: Status::column; inertia()
   /// is still valid), runtime_error.
+  /// With Executor::starpu and CUDA workers, a Cholesky factorisation
+  /// whose task graph is one fused subtree task runs its kernel from the
+  /// calling thread, without StarPU (run_subtree_inline), on the first CUDA
+  /// worker's device; the thread then keeps a CUDA stream and device
+  /// buffers until it ends, and its current CUDA device is left as it was.
   Status factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec);
 
   /// Refactorisation with new values on the analysed pattern, for callers

@@ -121,7 +121,7 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       const double spread = cpu_spread(m.A, go), tol = std::max(1e-13, 10 * spread);
       const long long ran0 = cuda_task_executions(TaskKind::subtree), l0 = cuda_fused_kernel_launches();
       const long long mapped0 = mapped_panel_tasks(), direct0 = direct_subtree_tasks(),
-                      ahead0 = cuda_fused_values_ahead_used();
+                      ahead0 = cuda_fused_values_ahead_used(), inline0 = inline_subtree_tasks();
       const Status st = solver.factorize(m.A, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << name << ": " << st.message;
       const double d = frobenius_rel(solver.factor().Lx, ref);
@@ -138,10 +138,15 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
         // without StarPU buffers (GraphTaskArgs::direct) unless
         // STARFRONT_FUSED_DIRECT=0. factorize() reads the caller's pageable
         // values: the task copies them itself, the executor does not
-        // (RefactorizePinsItsValuesAndMatchesCpu checks that path).
+        // (RefactorizePinsItsValuesAndMatchesCpu checks that path). Such a
+        // task runs on this thread without StarPU (run_subtree_inline)
+        // unless STARFRONT_FUSED_INLINE=0.
         const char* dk = std::getenv("STARFRONT_FUSED_DIRECT");
+        const char* ik = std::getenv("STARFRONT_FUSED_INLINE");
         const bool direct = solver.graph().tasks.size() == 1 && nsub == 1 && !(dk && std::string(dk) == "0");
+        const bool inl = direct && !(ik && std::string(ik) == "0");
         EXPECT_EQ(direct_subtree_tasks() - direct0, direct ? 1 : 0) << name;
+        EXPECT_EQ(inline_subtree_tasks() - inline0, inl ? 1 : 0) << name;
         EXPECT_EQ(cuda_fused_values_ahead_used() - ahead0, 0) << name;
       }
       const long long launches = cuda_fused_kernel_launches() - l0;
@@ -340,7 +345,8 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0.5, 2.0);
   auto check = [&](const CscMatrix& A0, const char* what) {
-    const long long direct0 = direct_subtree_tasks(), ahead0 = cuda_fused_values_ahead_used();
+    const long long direct0 = direct_subtree_tasks(), ahead0 = cuda_fused_values_ahead_used(),
+                    inline0 = inline_subtree_tasks();
     CscMatrix B = A0;
     for (int rep = 0; rep < 3; ++rep) {
       const double a = u(rng), shift = u(rng);
@@ -380,15 +386,21 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
       }
     }
     // A graph of one subtree task ran direct in each of the 5 StarPU
-    // factorisations of a round, the 4 refactorize() calls (page-locked
-    // values) on the executor's copy of the values (unless the knobs say
-    // otherwise): new values every time, and after a new analysis, a new
-    // blob and larger buffers.
+    // factorisations of a round: on this thread without StarPU (unless
+    // STARFRONT_FUSED_INLINE=0), else submitted, the 4 refactorize() calls
+    // (page-locked values) then on the executor's copy of the values
+    // (unless STARFRONT_FUSED_VALUES_AHEAD=0): new values every time, and
+    // after a new analysis, a new blob and larger buffers.
     const char* dk = std::getenv("STARFRONT_FUSED_DIRECT");
     const char* ak = std::getenv("STARFRONT_FUSED_VALUES_AHEAD");
+    const char* ik = std::getenv("STARFRONT_FUSED_INLINE");
     const bool direct = solver.graph().tasks.size() == 1 && !(dk && std::string(dk) == "0");
+    const bool inl = direct && !(ik && std::string(ik) == "0");
     EXPECT_EQ(direct_subtree_tasks() - direct0, direct ? 15 : 0) << what;
-    EXPECT_EQ(cuda_fused_values_ahead_used() - ahead0, direct && !(ak && std::string(ak) == "0") ? 12 : 0) << what;
+    EXPECT_EQ(inline_subtree_tasks() - inline0, inl ? 15 : 0) << what;
+    EXPECT_EQ(cuda_fused_values_ahead_used() - ahead0,
+              direct && !inl && !(ak && std::string(ak) == "0") ? 12 : 0)
+        << what;
     B.values[B.values.size() / 2] = std::nan("");
     EXPECT_EQ(solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu).code,
               StatusCode::invalid_argument);

@@ -48,7 +48,8 @@
 #             with each AB_VARIANTS setting (default
 #             STARFRONT_FUSED_LARGE=384x2; commas join items: NAME=VALUE
 #             items are environment settings, the others gpu_bench options,
-#             e.g. "STARFRONT_EARLY_RESUME=0,--values-buffer"), ROUNDS (3) alternating
+#             e.g. "STARFRONT_EARLY_RESUME=0,--values-buffer"; the item
+#             "bin=NAME" runs gpu_bench_NAME beside this script), ROUNDS (3) alternating
 #             rounds of gpu_bench --fused --repeat 30 on the power-grid
 #             matrices; AB_ARGS: gpu_bench options for every binary and
 #             variant (e.g. --values-buffer)
@@ -68,7 +69,8 @@
 #             (STARFRONT_FUSED_TRACE=2: m, k, children, lag, extend-add,
 #             factor, write-out) in the last of 3 refactorisations of
 #             activsg2000_hykkt_10, as built and with each CHAIN_VARIANTS
-#             setting (items as in AB_VARIANTS)
+#             setting (items as in AB_VARIANTS), CHAIN_ROUNDS alternating
+#             rounds (default 1)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu NCPU on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set and the
@@ -99,6 +101,21 @@ split_variant() {
     else
       e="$e,$item"
     fi
+  done
+}
+# The gpu_bench a variant runs (sets g; the variant's items less the binary
+# item are in v2): "old" / "prev": gpu_bench_old / gpu_bench_prev beside
+# this script, "bin=NAME": gpu_bench_NAME there, else this bundle's.
+pick_binary() {
+  g=$b/bin/gpu_bench v2=
+  local item
+  for item in ${1//,/ }; do
+    case "$item" in
+      old) g=$here/gpu_bench_old ;;
+      prev) g=$here/gpu_bench_prev ;;
+      bin=*) g=$here/gpu_bench_${item#bin=} ;;
+      *) v2=${v2:+$v2,}$item ;;
+    esac
   done
 }
 keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU|error|fail)|^\| matrix'
@@ -223,14 +240,12 @@ if has ab; then
   # The fused kernel of this bundle against gpu_bench_old beside this
   # script (an older build), alternating, ROUNDS rounds; each variant of
   # AB_VARIANTS (environment settings of the new binary) too.
-  old=$here/gpu_bench_old
   {
     for round in $(seq 1 "${ROUNDS:-3}"); do
       for v in $([ "${AB_OLD:-1}" = 0 ] || echo old) ${AB_PREV:+prev} new ${AB_VARIANTS:-STARFRONT_FUSED_LARGE=384x2}; do
-        g=$b/bin/gpu_bench
-        [ "$v" = old ] && g=$old
-        [ "$v" = prev ] && g=$here/gpu_bench_prev
-        split_variant "$v"
+        pick_binary "$v"
+        [ "$v" = new ] && v2=
+        split_variant "$v2"
         # shellcheck disable=SC2206
         x+=(${AB_ARGS:-})
         echo "### round $round, $v: gpu_bench ${q[*]} ${x[*]} (power-grid matrices)"
@@ -276,17 +291,22 @@ fi
 if has chain; then
   # Each front of the fused kernel's critical chain (STARFRONT_FUSED_TRACE=2)
   # in the last of 3 refactorisations of activsg2000_hykkt_10, as built and
-  # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS). The awk
-  # keeps the last fused task's lines only: the whole picture for a matrix
-  # that is one fused task, as activsg2000_hykkt_10 is.
+  # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS, binaries as
+  # pick_binary says), CHAIN_ROUNDS alternating rounds (default 1;
+  # after the first, the summary line only). The awk keeps the last fused
+  # task's lines only: the whole picture for a matrix that is one fused
+  # task, as activsg2000_hykkt_10 is.
   {
-    for v in "" ${CHAIN_VARIANTS:-}; do
-      split_variant "$v"
-      echo "### chain ${v:-as built}: STARFRONT_FUSED_TRACE=2 gpu_bench --fused --repeat 3 ${x[*]} activsg2000_hykkt_10"
-      # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$e") STARFRONT_FUSED_TRACE=2 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu "${NCPU:-16}" \
-        --no-cholmod --no-cusolversp "${x[@]}" "${grid[0]}" 2>&1 |
-        awk '/^fused trace/ {n = 0} /^fused (trace|chain)/ {l[n++] = $0} END {for (i = 0; i < n; ++i) print l[i]}'
+    for round in $(seq 1 "${CHAIN_ROUNDS:-1}"); do
+      for v in "" ${CHAIN_VARIANTS:-}; do
+        pick_binary "$v"
+        split_variant "$v2"
+        echo "### chain round $round, ${v:-as built}: STARFRONT_FUSED_TRACE=2 gpu_bench --fused --repeat 3 ${x[*]} activsg2000_hykkt_10"
+        # shellcheck disable=SC2046
+        env $(tr , ' ' <<<"$e") STARFRONT_FUSED_TRACE=2 timeout 60 "$g" --fused --repeat 3 --ncpu "${NCPU:-16}" \
+          --no-cholmod --no-cusolversp "${x[@]}" "${grid[0]}" 2>&1 |
+          awk -v all=$((round == 1)) '/^fused trace/ {n = 0} /^fused (trace|chain)/ {if (all || /^fused trace/) l[n++] = $0} END {for (i = 0; i < n; ++i) print l[i]}'
+      done
     done
   } 2>&1 | tee "$out/chain.txt"
 fi

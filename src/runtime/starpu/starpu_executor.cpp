@@ -416,142 +416,172 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // thread). STARFRONT_FUSED_VALUES_AHEAD=0 turns this off (measurement
   // knob).
   static const bool ahead_knob = !knob_off("STARFRONT_FUSED_VALUES_AHEAD");
-  const DirectValuesCopy* values_ahead = nullptr;
-  if (ahead_knob && direct_task(0) && gpus_address_pinned_host(ctx.values))
-    values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));
-  std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
-  std::vector<struct starpu_data_descr> descr;
+  // Such a task, when there are CUDA workers, runs on this thread without
+  // StarPU (run_subtree_inline): with no buffer to move, StarPU would only
+  // hand the task to a worker and wake this thread after it (about 0.07 ms
+  // of activsg2000's 0.8 ms refactorisation: bench/README.md). Not when the
+  // task must be observable as StarPU's (a task log, a watchdog, a
+  // debugging stall). STARFRONT_FUSED_INLINE=0 submits it (measurement
+  // knob).
+  static const bool inline_knob = !knob_off("STARFRONT_FUSED_INLINE");
+  const bool run_inline = inline_knob && direct_task(0) && starpu_cuda_worker_get_count() > 0 &&
+                          !run->progress.records && opts.watchdog_seconds == 0 && opts.debug_stall_task < 0;
   idx_t submitted = 0;
-  timer.lap(ph.setup);
-  for (idx_t t = 0; t < nt; ++t) {
-    const Task& task = G.tasks[t];
-    run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
-                                 gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get(), mapped_panel[t]};
-    run->args[t].direct = direct_task(t);
-    if (run->args[t].direct) {
+  if (run_inline) {
+    timer.lap(ph.setup);
+    timer.lap(ph.submit);
+    // while_running runs once, while the kernel runs, or after a failure
+    // that stopped the task before its launch.
+    bool ran_between = false;
+    const std::function<void()> between = [&] {
+      ran_between = true;
+      if (while_running) while_running();
+    };
+    if (run_subtree_inline(G, 0, run->gpu->fused, ctx, mapped_panel[0], between)) {
+      submitted = 1;
       ++g_direct_subtree_tasks;
-      run->args[t].values_ahead = values_ahead;
+    } else {
+      st = Status::error(StatusCode::runtime_error, "no CUDA worker to run " + task_name(G, G.tasks[0]));
     }
-    run->names[t] = task_name(G, task);
-    descr.clear();
-    // (A mapped panel, the task's first access, has no handle: no buffer.)
-    for (idx_t a = task.acc_begin + (mapped_panel[t] ? 1 : 0); a < task.acc_end; ++a)
-      descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
-    const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
-    const bool subtree = task.kind == TaskKind::subtree;
-    if (assembly && gpu_assembly) {
-      if (task.kind == TaskKind::assemble) {
-        descr.push_back({values(), STARPU_R});
-        descr.push_back({run->gpu->entries, STARPU_R});
-      } else {
-        descr.push_back({run->gpu->columns, STARPU_R});
-        descr.push_back({run->gpu->rowmap, STARPU_R});
-      }
-    }
-    if (subtree && gpu_fused && !run->args[t].direct) {
-      descr.push_back({values(), STARPU_R});
-      descr.push_back({run->gpu->fused_blob, STARPU_R});
-    }
-    const bool front = task.kind == TaskKind::front;
-    if (front && gpu_fronts) {
-      descr.push_back({values(), STARPU_R});
-      for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel, run->gpu->diag_src})
-        descr.push_back({x, STARPU_R});
-    }
-    // Without the index data an assembly, subtree or front task must not go
-    // to a CUDA worker.
-    unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
-                                   ? STARPU_CPU
-                                   : task_codelet(task.kind)->where;
-    if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
-    if (subtree && fused_fit >= 0 && run->gpu->fused.task[t].max_order > fused_fit) where = STARPU_CPU;
-    const int ret = starpu_task_insert(
-        task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
-        static_cast<int>(descr.size()),
-        STARPU_CL_ARGS_NFREE, &run->args[t], sizeof(GraphTaskArgs), STARPU_CALLBACK, graph_task_done,
-        STARPU_CALLBACK_ARG_NFREE, &run->args[t], STARPU_PRIORITY, task.priority, STARPU_FLOPS,
-        task.flops, STARPU_NAME, run->names[t].c_str(), 0);
-    if (ret != 0) {
-      st = Status::error(StatusCode::runtime_error, "starpu_task_insert failed for task " +
-                                                        run->names[t] + " (" + std::to_string(ret) + ")");
-      break;
-    }
-    ++submitted;
-    // A slot is released as soon as the last task that uses it is submitted
-    // (StarPU frees its memory once that task ran).
-    for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
-      const idx_t x = handle_index(G.accesses[a].block);
-      if (--remaining[x] == 0 && x >= nb && slot_home[static_cast<std::size_t>(x - nb)] == kNoHome) {
-        starpu_data_unregister_submit(h[x]);
-        h[x] = nullptr;
-      }
-    }
-  }
-  // Unregistered once the tasks reading A's values have run (the copies on
-  // GPUs are dropped; the caller's array is never written).
-  if (values_handle) starpu_data_unregister_submit(values_handle);
-  // With CUDA workers, each block of Lx goes home as soon as its last writer
-  // has run (an asynchronous read acquisition on main memory, ordered after
-  // the submitted tasks, released at once), so the copies of the factor back
-  // to the host overlap the rest of the factorisation instead of following
-  // it in the unregistration loop below. STARFRONT_EARLY_WRITEBACK=0 turns
-  // this off (measurement knob).
-  if (st.ok() && starpu_cuda_worker_get_count() > 0 && !knob_off("STARFRONT_EARLY_WRITEBACK"))
-    for (idx_t x = 0; x < nb; ++x)
-      if (h[x])
-        starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
-  timer.lap(ph.submit);
-  {
-    // Workers run only now: while paused they do not compete with the
-    // submitting thread for the cores.
-    auto active = std::make_unique<WorkersActive>();
-    // Schedulers that wait for the whole graph (graph_test) start now.
-    starpu_do_schedule();
-    if (run->progress.records) run->stamps[0] = 1e-6 * starpu_timing_now();
-    if (while_running) while_running();
-    if (run->progress.records) run->stamps[1] = 1e-6 * starpu_timing_now();
-    const double w = opts.watchdog_seconds;
-    const bool all_done = wait_for_tasks(run->progress, submitted, w);
-    if (run->progress.records) run->stamps[2] = 1e-6 * starpu_timing_now();
-    if (!all_done) {
-      // No task completed for w seconds: cancel; the tasks not yet started
-      // skip their work, a cooperative stalled one returns.
-      ctx.cancelled = true;
-      std::string what = "no task completed for " + seconds_text(w) + " (" +
-                         std::to_string(completed(run->progress)) + " of " +
-                         std::to_string(submitted) + " tasks done; running: " +
-                         running_tasks(*run, submitted) + ")";
-      if (!wait_for_tasks(run->progress, submitted, std::max(w, 1.0))) {
-        // Still running after as long again: abandon the factorisation. Its
-        // state, handles and workers stay alive for the tasks in flight.
-        (void)active.release();
-        (void)run.release();
-        F = NumericFactor{};
-        return Status::error(StatusCode::runtime_error,
-                             "watchdog: " + what +
-                                 "; the tasks did not stop after cancellation: the factorisation "
-                                 "was abandoned (its memory is not freed, and StarPU cannot shut "
-                                 "down while those tasks run)");
-      }
-      st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
-    }
-    // The copies of A's values issued before the submission have ended on
-    // every device (the task waited for its own device's only): none reads
-    // the caller's memory after this returns.
-    if (values_ahead) wait_direct_values(values_ahead);
+    if (!ran_between && while_running) while_running();
     timer.lap(ph.execute);
-    // Unregistering a block of Lx waits for its last writer and brings it
-    // home: this waits for exactly this factorisation's tasks (a mapped
-    // panel has no handle: its task has completed, the wait above).
-    for (idx_t x = 0; x < nb; ++x)
-      if (h[x]) starpu_data_unregister(h[x]);
-  }
-  for (std::size_t x = nb; x < h.size(); ++x) {
-    if (!h[x]) continue;
-    if (slot_home[x - nb] != kNoHome)
-      starpu_data_unregister_no_coherency(h[x]);  // the tasks are done: no wait, nothing copied home
-    else
-      starpu_data_unregister_submit(h[x]);
+  } else {
+    const DirectValuesCopy* values_ahead = nullptr;
+    if (ahead_knob && direct_task(0) && gpus_address_pinned_host(ctx.values))
+      values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));
+    std::vector<starpu_data_handle_t> h = register_handles(G, run->F.Lx, slot_home, run->F.cb_host.get(), mapped);
+    std::vector<struct starpu_data_descr> descr;
+    timer.lap(ph.setup);
+    for (idx_t t = 0; t < nt; ++t) {
+      const Task& task = G.tasks[t];
+      run->args[t] = GraphTaskArgs{&G, t, &ctx, &run->progress, gpu_assembly ? &run->gpu->index : nullptr,
+                                   gpu_fused ? &run->gpu->fused : nullptr, run->pivot_slots.get(), mapped_panel[t]};
+      run->args[t].direct = direct_task(t);
+      if (run->args[t].direct) {
+        ++g_direct_subtree_tasks;
+        run->args[t].values_ahead = values_ahead;
+      }
+      run->names[t] = task_name(G, task);
+      descr.clear();
+      // (A mapped panel, the task's first access, has no handle: no buffer.)
+      for (idx_t a = task.acc_begin + (mapped_panel[t] ? 1 : 0); a < task.acc_end; ++a)
+        descr.push_back({h[handle_index(G.accesses[a].block)], starpu_mode(G.accesses[a].mode)});
+      const bool assembly = task.kind == TaskKind::assemble || task.kind == TaskKind::extend_add;
+      const bool subtree = task.kind == TaskKind::subtree;
+      if (assembly && gpu_assembly) {
+        if (task.kind == TaskKind::assemble) {
+          descr.push_back({values(), STARPU_R});
+          descr.push_back({run->gpu->entries, STARPU_R});
+        } else {
+          descr.push_back({run->gpu->columns, STARPU_R});
+          descr.push_back({run->gpu->rowmap, STARPU_R});
+        }
+      }
+      if (subtree && gpu_fused && !run->args[t].direct) {
+        descr.push_back({values(), STARPU_R});
+        descr.push_back({run->gpu->fused_blob, STARPU_R});
+      }
+      const bool front = task.kind == TaskKind::front;
+      if (front && gpu_fronts) {
+        descr.push_back({values(), STARPU_R});
+        for (starpu_data_handle_t x : {run->gpu->a_src, run->gpu->a_dst, run->gpu->rel, run->gpu->diag_src})
+          descr.push_back({x, STARPU_R});
+      }
+      // Without the index data an assembly, subtree or front task must not go
+      // to a CUDA worker.
+      unsigned long long where = (assembly && !gpu_assembly) || (subtree && !gpu_fused) || (front && !gpu_fronts)
+                                     ? STARPU_CPU
+                                     : task_codelet(task.kind)->where;
+      if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
+      if (subtree && fused_fit >= 0 && run->gpu->fused.task[t].max_order > fused_fit) where = STARPU_CPU;
+      const int ret = starpu_task_insert(
+          task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),
+          static_cast<int>(descr.size()),
+          STARPU_CL_ARGS_NFREE, &run->args[t], sizeof(GraphTaskArgs), STARPU_CALLBACK, graph_task_done,
+          STARPU_CALLBACK_ARG_NFREE, &run->args[t], STARPU_PRIORITY, task.priority, STARPU_FLOPS,
+          task.flops, STARPU_NAME, run->names[t].c_str(), 0);
+      if (ret != 0) {
+        st = Status::error(StatusCode::runtime_error, "starpu_task_insert failed for task " +
+                                                          run->names[t] + " (" + std::to_string(ret) + ")");
+        break;
+      }
+      ++submitted;
+      // A slot is released as soon as the last task that uses it is submitted
+      // (StarPU frees its memory once that task ran).
+      for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
+        const idx_t x = handle_index(G.accesses[a].block);
+        if (--remaining[x] == 0 && x >= nb && slot_home[static_cast<std::size_t>(x - nb)] == kNoHome) {
+          starpu_data_unregister_submit(h[x]);
+          h[x] = nullptr;
+        }
+      }
+    }
+    // Unregistered once the tasks reading A's values have run (the copies on
+    // GPUs are dropped; the caller's array is never written).
+    if (values_handle) starpu_data_unregister_submit(values_handle);
+    // With CUDA workers, each block of Lx goes home as soon as its last writer
+    // has run (an asynchronous read acquisition on main memory, ordered after
+    // the submitted tasks, released at once), so the copies of the factor back
+    // to the host overlap the rest of the factorisation instead of following
+    // it in the unregistration loop below. STARFRONT_EARLY_WRITEBACK=0 turns
+    // this off (measurement knob).
+    if (st.ok() && starpu_cuda_worker_get_count() > 0 && !knob_off("STARFRONT_EARLY_WRITEBACK"))
+      for (idx_t x = 0; x < nb; ++x)
+        if (h[x])
+          starpu_data_acquire_on_node_cb(h[x], STARPU_MAIN_RAM, STARPU_R, release_home_copy, h[x]);
+    timer.lap(ph.submit);
+    {
+      // Workers run only now: while paused they do not compete with the
+      // submitting thread for the cores.
+      auto active = std::make_unique<WorkersActive>();
+      // Schedulers that wait for the whole graph (graph_test) start now.
+      starpu_do_schedule();
+      if (run->progress.records) run->stamps[0] = 1e-6 * starpu_timing_now();
+      if (while_running) while_running();
+      if (run->progress.records) run->stamps[1] = 1e-6 * starpu_timing_now();
+      const double w = opts.watchdog_seconds;
+      const bool all_done = wait_for_tasks(run->progress, submitted, w);
+      if (run->progress.records) run->stamps[2] = 1e-6 * starpu_timing_now();
+      if (!all_done) {
+        // No task completed for w seconds: cancel; the tasks not yet started
+        // skip their work, a cooperative stalled one returns.
+        ctx.cancelled = true;
+        std::string what = "no task completed for " + seconds_text(w) + " (" +
+                           std::to_string(completed(run->progress)) + " of " +
+                           std::to_string(submitted) + " tasks done; running: " +
+                           running_tasks(*run, submitted) + ")";
+        if (!wait_for_tasks(run->progress, submitted, std::max(w, 1.0))) {
+          // Still running after as long again: abandon the factorisation. Its
+          // state, handles and workers stay alive for the tasks in flight.
+          (void)active.release();
+          (void)run.release();
+          F = NumericFactor{};
+          return Status::error(StatusCode::runtime_error,
+                               "watchdog: " + what +
+                                   "; the tasks did not stop after cancellation: the factorisation "
+                                   "was abandoned (its memory is not freed, and StarPU cannot shut "
+                                   "down while those tasks run)");
+        }
+        st = Status::error(StatusCode::runtime_error, "watchdog: " + what + "; the factorisation was cancelled");
+      }
+      // The copies of A's values issued before the submission have ended on
+      // every device (the task waited for its own device's only): none reads
+      // the caller's memory after this returns.
+      if (values_ahead) wait_direct_values(values_ahead);
+      timer.lap(ph.execute);
+      // Unregistering a block of Lx waits for its last writer and brings it
+      // home: this waits for exactly this factorisation's tasks (a mapped
+      // panel has no handle: its task has completed, the wait above).
+      for (idx_t x = 0; x < nb; ++x)
+        if (h[x]) starpu_data_unregister(h[x]);
+    }
+    for (std::size_t x = nb; x < h.size(); ++x) {
+      if (!h[x]) continue;
+      if (slot_home[x - nb] != kNoHome)
+        starpu_data_unregister_no_coherency(h[x]);  // the tasks are done: no wait, nothing copied home
+      else
+        starpu_data_unregister_submit(h[x]);
+    }
   }
   timer.lap(ph.writeback);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

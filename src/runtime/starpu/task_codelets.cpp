@@ -270,6 +270,27 @@ void wait_direct_values(const DirectValuesCopy* copy) {
 #endif
 }
 
+bool run_subtree_inline(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
+                        double* mapped_panel, const std::function<void()>& between) {
+#ifdef STARFRONT_HAVE_CUDA
+  int id = -1;
+  if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, &id, 1) != 1 || id < 0) return false;
+  run_subtree_inline_cuda(G, ti, X, ctx, mapped_panel, starpu_worker_get_devid(id), between);
+  return true;
+#else
+  (void)G, (void)ti, (void)X, (void)ctx, (void)mapped_panel, (void)between;
+  return false;
+#endif
+}
+
+long long inline_subtree_tasks() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_inline_subtrees();
+#else
+  return 0;
+#endif
+}
+
 bool cuda_codelets_built() {
 #ifdef STARFRONT_HAVE_CUDA
   return true;

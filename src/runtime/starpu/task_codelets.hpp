@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -201,11 +202,30 @@ const DirectValuesCopy* issue_direct_values(std::unique_ptr<NumericFactor::Devic
 /// none reads the host values any more); null: nothing.
 void wait_direct_values(const DirectValuesCopy* copy);
 
+/// Runs subtree task ti of G on the calling thread, without StarPU: a task
+/// that could be submitted as GraphTaskArgs::direct (L written at
+/// mapped_panel, page-locked host memory every GPU addresses; no other
+/// access; A's values at ctx.values) and is the whole factorisation. The
+/// fused kernel runs on the CUDA device of the first CUDA worker, on a
+/// stream and workspace of the calling thread (made at its first call per
+/// device, kept until the thread ends, so refactorisations allocate
+/// nothing); A's values are copied on that stream. `between` runs once the
+/// kernel is queued, while it runs; the call returns after the kernel has
+/// ended (nothing reads ctx.values afterwards). The caller's current CUDA
+/// device is restored. Outcomes and errors go to ctx as the task's would.
+/// Returns false, having run nothing, without CUDA or CUDA workers.
+bool run_subtree_inline(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
+                        double* mapped_panel, const std::function<void()>& between);
+/// Subtree tasks run by run_subtree_inline since the process started (0
+/// without CUDA).
+long long inline_subtree_tasks();
+
 /// Largest front order that the fused GPU subtree kernel holds in shared
 /// memory on every CUDA device (fused_subtree_kernel.hpp:
 /// fused_shared_max_order; 239 on an H200); 0 without CUDA or devices.
 int fused_subtree_shared_max_order();
-/// Tasks of kind k run by CUDA workers since the process started (0 without CUDA).
+/// Tasks of kind k run on CUDA devices (by CUDA workers, or on the caller's
+/// thread: run_subtree_inline) since the process started (0 without CUDA).
 long long cuda_task_executions(TaskKind k);
 /// Fused subtree kernel launches since the process started (0 without CUDA).
 long long cuda_fused_kernel_launches();
