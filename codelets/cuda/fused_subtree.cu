@@ -3,6 +3,8 @@
 // pivot test. Device functions are templates on the warps per block.
 #include "cuda/fused_subtree_kernel.hpp"
 
+#include <mutex>
+
 namespace starfront {
 namespace {
 
@@ -838,8 +840,12 @@ cudaError_t dynamic_smem_cap(const void* kernel, int dev, long long* cap) {
 /// One launch of tickets [t0, t1) with blocks of kThreads threads and room
 /// for a front of order `order` in shared memory when it fits. The device's
 /// attributes, the kernel's shared-memory limit and the occupancy are
-/// queried once per thread, device and shared-memory size (a CUDA worker is
-/// one thread; each query costs microseconds, a refactorisation pays none).
+/// queried once per device and shared-memory size (each query costs
+/// microseconds, a refactorisation pays none). The kernel's dynamic
+/// shared-memory limit is one setting per device that every thread
+/// launching it shares (a StarPU worker, a caller running a task inline:
+/// run_subtree_inline), so the setting and the launch that relies on it
+/// are made under one lock.
 template <int kThreads, int kCG>
 cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream,
                         bool programmatic) {
@@ -853,7 +859,9 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
     int per_sm = 0;     ///< co-resident blocks per SM at that size
   };
   constexpr int kMaxDevices = 64;
-  thread_local Shape cache[kMaxDevices];
+  static Shape cache[kMaxDevices];
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
   cudaError_t e = cudaSuccess;
   int dev = 0;
   if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;

@@ -1335,7 +1335,7 @@ void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeInd
   const Task& t = G.tasks[ti];
   int previous = -1;
   if (!cuda_ok(cudaGetDevice(&previous), "cudaGetDevice", G, t, ctx) ||
-      !cuda_ok(cudaSetDevice(device), "cudaSetDevice", G, t, ctx))
+      (previous != device && !cuda_ok(cudaSetDevice(device), "cudaSetDevice", G, t, ctx)))
     return;
   // One workspace (with its stream) per calling thread and device, kept
   // until the thread ends: a refactorisation allocates nothing.
@@ -1343,17 +1343,25 @@ void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeInd
   if (per_device.size() <= static_cast<std::size_t>(device)) per_device.resize(static_cast<std::size_t>(device) + 1);
   std::unique_ptr<Workspace>& w = per_device[static_cast<std::size_t>(device)];
   if (!w) w = std::make_unique<Workspace>();
+  // On every way out (an error that stopped the task before its own wait,
+  // or an exception from `between`): nothing queued may read A's values or
+  // write L once this returns; then the caller's device is set back.
+  struct Leave {
+    cudaStream_t stream;
+    int previous, device;
+    ~Leave() {
+      if (stream) cudaStreamSynchronize(stream);
+      if (previous != device) cudaSetDevice(previous);
+    }
+  } leave{nullptr, previous, device};
   if (w->own_stream ||
       cuda_ok(cudaStreamCreateWithFlags(&w->own_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", G, t,
               ctx)) {
+    leave.stream = w->own_stream;
     ++g_executions[static_cast<int>(t.kind)];
     ++g_inline_subtrees;
     subtree_on(G, ti, nullptr, X, ctx, mapped_panel, true, nullptr, *w, w->own_stream, &between);
-    // (after an error that stopped it before its own wait: nothing queued
-    // may read A's values or write L once this returns)
-    cudaStreamSynchronize(w->own_stream);
   }
-  cudaSetDevice(previous);
 }
 double cuda_fused_seconds() { return 1e-9 * static_cast<double>(g_fused_ns.load()); }
 double cuda_fused_part_seconds(int part) { return 1e-9 * static_cast<double>(g_fused_part_ns[part & 1].load()); }

@@ -324,7 +324,8 @@ starfront_status starfront_factor_options_init(starfront_factor_options* opts);
  *  workers, a Cholesky factorisation that is one fused GPU kernel (small
  *  KKT-like matrices) runs it from the calling thread without StarPU: that
  *  thread then keeps a CUDA stream and device buffers until it ends; its
- *  current CUDA device is left as it was. */
+ *  current CUDA device is set back to the one it had (device 0 for a
+ *  thread that never chose one). */
 starfront_status starfront_factorize(starfront_factor* F, const starfront_matrix* A,
                                      const starfront_factor_options* opts);
 

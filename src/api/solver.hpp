@@ -72,7 +72,8 @@ class Solver {
   /// whose task graph is one fused subtree task runs its kernel from the
   /// calling thread, without StarPU (run_subtree_inline), on the first CUDA
   /// worker's device; the thread then keeps a CUDA stream and device
-  /// buffers until it ends, and its current CUDA device is left as it was.
+  /// buffers until it ends, and its current CUDA device is set back to the
+  /// one it had (device 0 for a thread that never chose one).
   Status factorize(const CscMatrix& A, const FactorOptions& opts, Executor exec);
 
   /// Refactorisation with new values on the analysed pattern, for callers

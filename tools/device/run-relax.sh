@@ -90,8 +90,10 @@ relax_args() {
 }
 # split_variant V: a variant's comma-separated items into e (environment
 # settings, NAME=VALUE, for env) and x (gpu_bench options: the other items,
-# e.g. "--values-buffer" or "--ncpu,4"); a variant without either (old, new)
-# sets STARFRONT_AB=V only.
+# e.g. "--values-buffer" or "--ncpu,4"; a bare word is kept only when the
+# variant also has an item with "=" or "-"); e also gets STARFRONT_AB=V (V:
+# what the caller passes: in ab and chain, the variant less its binary
+# item, pick_binary).
 split_variant() {
   e=STARFRONT_AB=${1//,/+} x=()
   local item

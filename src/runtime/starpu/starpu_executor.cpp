@@ -427,6 +427,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   const bool run_inline = inline_knob && direct_task(0) && starpu_cuda_worker_get_count() > 0 &&
                           !run->progress.records && opts.watchdog_seconds == 0 && opts.debug_stall_task < 0;
   idx_t submitted = 0;
+  bool ran_inline = false;
   if (run_inline) {
     timer.lap(ph.setup);
     timer.lap(ph.submit);
@@ -437,15 +438,16 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       ran_between = true;
       if (while_running) while_running();
     };
-    if (run_subtree_inline(G, 0, run->gpu->fused, ctx, mapped_panel[0], between)) {
+    // (false: no CUDA worker found, nothing ran: the task is submitted)
+    ran_inline = run_subtree_inline(G, 0, run->gpu->fused, ctx, mapped_panel[0], between);
+    if (ran_inline) {
+      if (!ran_between && while_running) while_running();
       submitted = 1;
       ++g_direct_subtree_tasks;
-    } else {
-      st = Status::error(StatusCode::runtime_error, "no CUDA worker to run " + task_name(G, G.tasks[0]));
+      timer.lap(ph.execute);
     }
-    if (!ran_between && while_running) while_running();
-    timer.lap(ph.execute);
-  } else {
+  }
+  if (!ran_inline) {
     const DirectValuesCopy* values_ahead = nullptr;
     if (ahead_knob && direct_task(0) && gpus_address_pinned_host(ctx.values))
       values_ahead = issue_direct_values(run->F.direct_values, ctx.values, static_cast<std::size_t>(P.nnz_a));

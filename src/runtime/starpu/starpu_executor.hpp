@@ -29,9 +29,10 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 long long mapped_panel_tasks();
 
 /// Subtree tasks run without any buffer (GraphTaskArgs::direct: the whole
-/// factorisation is that task; submitted, or run on the caller's thread by
-/// run_subtree_inline), counted when chosen, before submission, since the
-/// process started; tests check that the path ran.
+/// factorisation is that task), since the process started: those
+/// submitted, counted before submission, and those run on the caller's
+/// thread by run_subtree_inline, counted once run; tests check that the
+/// path ran.
 long long direct_subtree_tasks();
 
 /// Testing aid: when on, the executor maps subtree panels as it would with

@@ -273,8 +273,8 @@ void wait_direct_values(const DirectValuesCopy* copy) {
 bool run_subtree_inline(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
                         double* mapped_panel, const std::function<void()>& between) {
 #ifdef STARFRONT_HAVE_CUDA
-  int id = -1;
-  if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, &id, 1) != 1 || id < 0) return false;
+  const int id = starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0);  // the first CUDA worker, or -1
+  if (id < 0) return false;
   run_subtree_inline_cuda(G, ti, X, ctx, mapped_panel, starpu_worker_get_devid(id), between);
   return true;
 #else

@@ -209,11 +209,15 @@ void wait_direct_values(const DirectValuesCopy* copy);
 /// fused kernel runs on the CUDA device of the first CUDA worker, on a
 /// stream and workspace of the calling thread (made at its first call per
 /// device, kept until the thread ends, so refactorisations allocate
-/// nothing); A's values are copied on that stream. `between` runs once the
-/// kernel is queued, while it runs; the call returns after the kernel has
-/// ended (nothing reads ctx.values afterwards). The caller's current CUDA
-/// device is restored. Outcomes and errors go to ctx as the task's would.
-/// Returns false, having run nothing, without CUDA or CUDA workers.
+/// nothing); A's values are copied on that stream (unless the measurement
+/// knob STARFRONT_FUSED_MAPPED_VALUES=1 lets the kernel read them across
+/// the bus). `between` runs once the kernel is queued, while it runs; the
+/// call returns after the kernel has ended, also after an error or an
+/// exception from `between` (nothing reads ctx.values or writes L
+/// afterwards). The calling thread's current CUDA device (cudaGetDevice:
+/// 0 on a thread that never chose one) is set back when it differs.
+/// Outcomes and errors go to ctx as the task's would. Returns false,
+/// having run nothing, without CUDA or CUDA workers.
 bool run_subtree_inline(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
                         double* mapped_panel, const std::function<void()>& between);
 /// Subtree tasks run by run_subtree_inline since the process started (0
