@@ -22,7 +22,7 @@
 #   sanitize  sanitizer.txt: compute-sanitizer racecheck and synccheck of the
 #             panel factorisation's tests (test_cuda_blas, GpuPotrfPanel*),
 #             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus,
-#             memcheck on bcsstk13 and activsg2000_hykkt_10, racecheck on
+#             memcheck on bcsstk13, activsg2000_hykkt_10 and opf_case10000_goc_kkt, racecheck on
 #             activsg2000_hykkt_10 (RACE_S seconds at most, default 150)
 #   relax     relax.md: gpu_bench --fused --repeat 30 --ncpu NCPU --no-cholmod
 #             --no-cusolversp on the two power-grid matrices for every
@@ -145,9 +145,11 @@ elif has sanitize; then
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Barrier|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
       echo "exit ${PIPESTATUS[0]}"
     done
-    # 1138_bus: the small launch only; bcsstk13 and activsg2000: the large
-    # launch (512 threads) too.
+    # 1138_bus: the small launch only; bcsstk13, activsg2000 and
+    # opf_case10000 (CBs staged in several chunks): the large launch (512
+    # threads) too.
     for run in "racecheck 1138_bus 60" "memcheck 1138_bus 60" "memcheck bcsstk13 90" "memcheck activsg2000_hykkt_10 90" \
+               "memcheck opf_case10000_goc_kkt 90" \
                "racecheck activsg2000_hykkt_10 ${RACE_S:-150}"; do
       read -r tool mat secs <<<"$run"
       echo "### compute-sanitizer --tool $tool gpu_bench --fused --repeat 1 $mat $(relax_args "${RELAX:-}") (${secs} s at most)"
