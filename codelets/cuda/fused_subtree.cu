@@ -15,32 +15,6 @@ __device__ __forceinline__ int load_acquire(const int* p) {
   return v;
 }
 
-/// A relaxed GPU-scope load (through L2; no L1 invalidation, which every
-/// ld.acquire.gpu compiles to: CCTL.IVALL).
-__device__ __forceinline__ int load_relaxed(const int* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-/// A completion flag read with acquire semantics (FusedLaunch::relaxed_poll:
-/// a relaxed load first, and the acquire only when it reads the flag set;
-/// a flag goes from 0 to its final value once in a launch, so the acquire
-/// then reads that value, written by the child's release store).
-__device__ __forceinline__ int read_flag(const int* p, bool relaxed_first) {
-  if (relaxed_first && load_relaxed(p) == 0) return 0;
-  return load_acquire(p);
-}
-
-/// Spins until flag *p is set (nonzero) and returns it, read with acquire
-/// semantics; the polls are relaxed loads with FusedLaunch::relaxed_poll.
-__device__ __forceinline__ int wait_flag(const FusedLaunch& q, const int* p) {
-  int v;
-  while ((v = read_flag(p, q.relaxed_poll)) == 0)
-    if (q.poll_sleep_ns > 0) __nanosleep(q.poll_sleep_ns);
-  return v;
-}
-
 __device__ __forceinline__ void store_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -88,16 +62,18 @@ __device__ void publish(const FusedLaunch& p, int q, int v) {
 
 /// Waits for the children of front f (every child has a smaller ticket: see
 /// the header), thread c polling child c (the flags' memory latencies
-/// overlap), each flag read by a device-scope acquire load once set
-/// (wait_flag), before the barrier (and a fence with
-/// FusedLaunch::fences). Returns, to every thread, whether all completed
-/// (a block-wide AND in the barrier).
+/// overlap), with device-scope acquire loads before the barrier (and a
+/// fence with FusedLaunch::fences). Returns, to every thread, whether all
+/// completed (a block-wide AND in the barrier).
 __device__ bool wait_children(const FusedLaunch& p, const FusedFront& f) {
   int ok = 1;
   const int* done = fused_done_flags(p.status);
   for (long long c = f.child_begin + threadIdx.x; c < f.child_end; c += blockDim.x) {
     const int t = __ldg(&p.children[c].ticket);
-    if (wait_flag(p, done + t) != 1) ok = 0;
+    int v;
+    while ((v = load_acquire(done + t)) == 0)
+      if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
+    if (v != 1) ok = 0;
   }
   if (p.fences) __threadfence();
   return __syncthreads_and(ok) != 0;
@@ -345,8 +321,7 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
 
 /// The wait for the children fused with their extend-add (FusedLaunch::
 /// early): rounds in which every thread polls one child not yet added
-/// (read_flag: an acquire load once a relaxed one sees it set; no
-/// spinning), the block finds the first
+/// (device-scope acquire loads, no spinning), the block finds the first
 /// child in ticket order that is not complete, extend-adds every child
 /// before it, then thread 0 spins on that child's flag alone until it is
 /// set, and a new round follows (none when that child is the last: its
@@ -370,7 +345,7 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
     if (threadIdx.x == 0) s_first = nch, s_failed = 0;
     __syncthreads();
     for (int c = next + static_cast<int>(threadIdx.x); c < nch; c += blockDim.x) {
-      const int fl = read_flag(done + __ldg(&p.children[f.child_begin + c].ticket), p.relaxed_poll);
+      const int fl = load_acquire(done + __ldg(&p.children[f.child_begin + c].ticket));
       if (fl == 0) atomicMin(&s_first, c);
       else if (fl != 1) s_failed = 1;  // every writer writes 1
     }
@@ -392,7 +367,9 @@ __device__ bool wait_and_extend_add(const FusedLaunch& p, const FusedFront& f, i
     const bool last = next == nch - 1;
     if (threadIdx.x == 0) {
       const int* flag = done + __ldg(&p.children[f.child_begin + next].ticket);
-      const int fl = wait_flag(p, flag);
+      int fl;
+      while ((fl = load_acquire(flag)) == 0)
+        if (p.poll_sleep_ns > 0) __nanosleep(p.poll_sleep_ns);
       if (last) {
         s_last_failed = fl != 1;  // every writer writes 1
         if (p.fences) __threadfence();

@@ -11,9 +11,8 @@
 // kFusedLargeThreads threads and up to 227 KiB. In each launch, a grid of B
 // blocks (any B >= 1) takes the next front by an atomic ticket counter over
 // the index's ticket order (a topological order, children first), waits (one
-// thread per child spins with __nanosleep on its completion flag, relaxed
-// GPU-scope loads until it is set, then one device-scope acquire load:
-// FusedLaunch::relaxed_poll; then a block-wide AND) until the front's children
+// thread per child spins with __nanosleep on its completion flag,
+// device-scope acquire, then a block-wide AND) until the front's children
 // are complete, then processes it and publishes
 // its flag (device-scope release after a block barrier; the release and the
 // acquires need no extra fence: FusedLaunch::fences), and takes the next
@@ -213,13 +212,6 @@ struct FusedLaunch {
   /// (measurement knob STARFRONT_FUSED_FLAT_ADD=0); the same sums either
   /// way.
   bool flat_add = true;
-  /// The children's completion flags polled with relaxed GPU-scope loads,
-  /// and read with an acquire load only once seen set (default), or every
-  /// poll an acquire load (measurement knob STARFRONT_FUSED_RELAXED_POLL=0).
-  /// On sm_90 each ld.acquire.gpu is a load and an invalidation of the
-  /// SM's L1 (CCTL.IVALL), which also drops the L1 lines of the other
-  /// blocks on that SM (their index loads through the read-only path).
-  bool relaxed_poll = true;
 };
 
 /// Largest front order m whose packed lower triangle (m(m+1)/2 doubles)

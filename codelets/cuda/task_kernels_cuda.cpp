@@ -730,8 +730,7 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
   // (FusedLaunch::phases), printed to stderr at every execution;
   // STARFRONT_FUSED_SNAKE=0: FusedLaunch::snake off;
   // STARFRONT_FUSED_FENCES=1: FusedLaunch::fences on;
-  // STARFRONT_FUSED_FLAT_ADD=0: FusedLaunch::flat_add off;
-  // STARFRONT_FUSED_RELAXED_POLL=0: FusedLaunch::relaxed_poll off.
+  // STARFRONT_FUSED_FLAT_ADD=0: FusedLaunch::flat_add off.
   static const bool early = !env_is("STARFRONT_FUSED_EARLY", "0");
   static const bool trace_chain = env_is("STARFRONT_FUSED_TRACE", "2");
   static const bool trace = env_is("STARFRONT_FUSED_TRACE", "1") || trace_chain;
@@ -745,7 +744,6 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
   static const bool fences = env_is("STARFRONT_FUSED_FENCES", "1");
   static const bool phases = env_is("STARFRONT_FUSED_PHASES", "1");
   static const bool flat_add = !env_is("STARFRONT_FUSED_FLAT_ADD", "0");
-  static const bool relaxed_poll = !env_is("STARFRONT_FUSED_RELAXED_POLL", "0");
   // STARFRONT_FUSED_LARGE=TxC: the large launch's threads per block and
   // trailing-update columns (FusedLaunch::large_threads / large_cols).
   static const std::pair<int, int> large = [] {
@@ -763,7 +761,6 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
   p.poll_sleep_ns = poll_sleep_ns;
   p.fences = fences;
   p.flat_add = flat_add;
-  p.relaxed_poll = relaxed_poll;
   const std::size_t trace_words = static_cast<std::size_t>(kFusedTracePoints) * static_cast<std::size_t>(fi.nfronts);
   if (trace && !cuda_ok(grow_device(w.fused_trace, w.fused_trace_cap, trace_words), "cudaMalloc", G, t, ctx)) return;
   p.trace = trace ? w.fused_trace : nullptr;
