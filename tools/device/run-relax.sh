@@ -146,7 +146,7 @@ elif has sanitize; then
       echo "exit ${PIPESTATUS[0]}"
     done
     # 1138_bus: the small launch only; bcsstk13, activsg2000 and
-    # opf_case10000 (CBs staged in several chunks): the large launch (512
+    # opf_case10000 (fronts up to order 220): the large launch (512
     # threads) too.
     for run in "racecheck 1138_bus 60" "memcheck 1138_bus 60" "memcheck bcsstk13 90" "memcheck activsg2000_hykkt_10 90" \
                "memcheck opf_case10000_goc_kkt 90" \
