@@ -2,6 +2,7 @@
 // shape, the deadlock-freedom argument, the extend-add ownership and the
 // pivot test. Device functions are templates on the warps per block.
 #include "cuda/fused_subtree_kernel.hpp"
+#include "cuda/device_math.cuh"
 
 #include <mutex>
 
@@ -397,25 +398,6 @@ struct FactorShared {
 /// row in a flat register array.
 __host__ __device__ constexpr int tri(int c, int t) { return c * (c + 1) / 2 + t; }
 
-/// 1/sqrt(d) without a branch, for the diagonal block's serial chain: the
-/// hardware's approximation of the leading bits (rsqrt.approx.ftz.f64)
-/// and one third-order correction, r = r0 + r0·e·(1/2 + 3/8·e) with
-/// e = 1 - d·r0² (the refinement CUDA's rsqrt() applies on its fast path,
-/// which then branches to a slow path for subnormal, zero, infinite,
-/// negative and NaN arguments). Here, with selects and not branches, a
-/// subnormal d is scaled by 2^128 first (then r by 2^64) and +inf gives 0,
-/// as rsqrt(); d <= 0 and NaN give NaN or inf (the caller has flagged those
-/// pivots already).
-__device__ __forceinline__ double rsqrt_chain(double d) {
-  const bool sub = d < 2.2250738585072014e-308;  // DBL_MIN
-  const double ds = sub ? d * 3.4028236692093846e38 : d;  // 2^128
-  double r0;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(ds));
-  const double e = fma(-ds, r0 * r0, 1.0);
-  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
-  return isinf(d) ? 0.0 : sub ? r * 1.8446744073709552e19 : r;  // 2^64
-}
-
 /// Step (1) of factor(), by warp 0 only: factorises the diagonal block of
 /// columns [j0, j0 + w) and writes it back, and sets fsh.info / fsh.piv
 /// (LAPACK's info: the first pivot d <= 0 or NaN, -1 if none) and
@@ -426,7 +408,7 @@ __device__ __forceinline__ double rsqrt_chain(double d) {
 /// registers (broadcast loads; the same instructions on the same values, so
 /// the copies are identical and every branch is uniform): no shuffle on the
 /// serial column chain, whose step is rsqrt -> scale -> update of the next
-/// pivot. l_tt = d·r and the column is scaled by r = rsqrt_chain(d) (as
+/// pivot. l_tt = d·r and the column is scaled by r = rsqrt_fast(d) (as
 /// LAPACK's dpotf2 scales by 1/l_tt; the row solves reuse it). The chain
 /// has no branch: after a failed pivot the columns are computed on (NaN),
 /// and nothing reads them (the front is abandoned); each final column is
@@ -458,7 +440,7 @@ __device__ void diag_block(const FusedLaunch& p, const FusedFront& f, const Fron
         info = j0 + t;
         dinfo = d;
       }
-      const double rl = rsqrt_chain(d);
+      const double rl = rsqrt_fast(d);
       a[tri(t, t)] = isinf(d) ? d : d * rl;  // rsqrt_chain(inf) = 0: keep l = inf, as sqrt gives
       fsh.rdiag[t] = rl;  // every lane, the same value
 #pragma unroll

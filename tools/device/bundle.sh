@@ -2,7 +2,7 @@
 # Bundles what the benchmarks and GPU tests need to run on the GPU machine
 # (Ubuntu 24.04, CUDA 13, driver 580, nothing installable there): the built
 # programs (factor_bench, cholmod_stats, starfront; with CUDA also gpu_bench,
-# gpu_blas_bench, ldlt_bench and the GPU tests test_cuda_factorize, test_cuda_blas, test_cuda_fused,
+# gpu_blas_bench, gpu_latency_bench, ldlt_bench and the GPU tests test_cuda_factorize, test_cuda_blas, test_cuda_fused,
 # test_fused_subtree_index, test_cuda_ldlt, test_cuda_front, test_gpu_assembly_index), the non-system shared libraries
 # they load (StarPU, hwloc, FxT, Scotch, OpenBLAS/LAPACK, CHOLMOD and its
 # SuiteSparse siblings, libgfortran...; not glibc, libstdc++ or CUDA: cuBLAS,
@@ -35,7 +35,8 @@ rm -rf "$out/bundle" && mkdir -p "$out/bundle/bin" "$out/bundle/lib" "$out/bundl
 exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # works in a worktree too
 [ -n "${STARFRONT_DEVICE_DIR:-}" ] || { mkdir -p "$(dirname "$exclude")"; grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >>"$exclude"; }
 progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/starfront")
-for p in "$build/bench/gpu_bench" "$build/bench/gpu_blas_bench" "$build/bench/ldlt_bench" "$build/bench/blas_scaling" \
+for p in "$build/bench/gpu_bench" "$build/bench/gpu_blas_bench" "$build/bench/gpu_latency_bench" "$build/bench/ldlt_bench" \
+         "$build/bench/blas_scaling" \
          "$build/tests/cuda/test_cuda_factorize" "$build/tests/cuda/test_cuda_blas" \
          "$build/tests/cuda/test_cuda_fused" "$build/tests/cuda/test_fused_subtree_index" \
          "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front" \

@@ -19,6 +19,9 @@
 #             environment setting of TEST_VARIANTS (e.g.
 #             "STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LOOKAHEAD=0"; a
 #             comma joins settings: "A=1,B=2")
+#   bintests  bintests.txt: every test_cuda_fused_NAME beside this script (a
+#             test binary linked against a variant kernel's library), with
+#             STARFRONT_REQUIRE_GPU=1
 #   sanitize  sanitizer.txt: compute-sanitizer racecheck and synccheck of the
 #             panel factorisation's tests (test_cuda_blas, GpuPotrfPanel*),
 #             racecheck and memcheck of gpu_bench --fused --repeat 1 on 1138_bus,
@@ -40,7 +43,11 @@
 #             (STARFRONT_FUSED_PHASES=1) and the kernel trace
 #             (STARFRONT_FUSED_TRACE=1), as built and with each setting of
 #             PHASE_VARIANTS (default: the 384x2 and 256x4 large launches,
-#             no look-ahead)
+#             no look-ahead; items as in AB_VARIANTS, so `prev` or
+#             bin=NAME runs another binary)
+#   latency   latency.md: gpu_latency_bench (cycles of each dependent
+#             operation of the diagonal block's chain, one warp), alone and
+#             beside 15 and 31 warps of independent FMAs
 #   sass      fused-sass.txt.xz: cuobjdump -sass of the fused kernels
 #   ab        ab.md: this bundle's gpu_bench against gpu_bench_old (put beside
 #             this script; AB_OLD=0 leaves it out; with AB_PREV=1 also
@@ -134,6 +141,17 @@ if has tests || has vtests; then
     env $(tr , ' ' <<<"$v") bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_fused"
   done 2>&1 | tee "$out/vtests.txt"
 fi
+if has bintests; then
+  # Test binaries built against variant kernels, put beside this script as
+  # test_cuda_fused_NAME (linked here against the variant's library).
+  for t in "$here"/test_cuda_fused_*; do
+    [ -x "$t" ] || continue
+    echo "### $(basename "$t")"
+    STARFRONT_REQUIRE_GPU=1 timeout 100 "$t" 2>&1 |
+      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is"
+    echo "exit ${PIPESTATUS[0]}"
+  done 2>&1 | tee "$out/bintests.txt"
+fi
 san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if has sanitize && [ -z "$san" ]; then
   echo "no compute-sanitizer on this machine" | tee "$out/sanitizer.txt"
@@ -223,14 +241,25 @@ if has phases; then
   {
     for v in "" ${PHASE_VARIANTS:-STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LARGE=256x4 STARFRONT_FUSED_LOOKAHEAD=0}; do
       echo "### ${v:-as built}: STARFRONT_FUSED_PHASES=1 gpu_bench --fused --repeat 5 (power-grid matrices), then the trace"
+      pick_binary "$v"
       # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_PHASES=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod \
+      env $(tr , ' ' <<<"$v2") STARFRONT_FUSED_PHASES=1 timeout 60 "$g" --fused --repeat 5 --ncpu "${NCPU:-16}" --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused phases|gpu_bench: .*fused GPU" | tail -4
       # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$v") STARFRONT_FUSED_TRACE=1 timeout 60 "$b/bin/gpu_bench" --fused --repeat 3 --ncpu "${NCPU:-16}" --no-cholmod \
+      env $(tr , ' ' <<<"$v2") STARFRONT_FUSED_TRACE=1 timeout 60 "$g" --fused --repeat 3 --ncpu "${NCPU:-16}" --no-cholmod \
         --no-cusolversp "${grid[@]}" 2>&1 | grep -E "fused trace|gpu_bench: .*fused GPU" | sed -n '4p;5p;9p;10p'
     done
   } 2>&1 | tee "$out/phases.txt"
+fi
+if has latency; then
+  # Latency of the serial column chain's operations (bench/gpu_latency_bench.cu),
+  # one warp alone, then beside 15 and 31 warps streaming FMAs.
+  {
+    for w in 0 15 31; do
+      timeout 60 "$b/bin/gpu_latency_bench" --noise "$w"
+      echo "exit $?"
+    done
+  } 2>&1 | tee "$out/latency.md"
 fi
 if has sass; then
   # The fused kernels' machine code (cuobjdump, when the machine has it).

@@ -1,0 +1,58 @@
+// Device-side scalar helpers of the fused kernel's serial column chain
+// (fused_subtree.cu) that the latency benchmark (bench/gpu_latency_bench.cu)
+// also times.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace starfront {
+
+/// 1/sqrt(d) without a branch, for the diagonal block's serial chain: the
+/// hardware's approximation of the leading bits (rsqrt.approx.ftz.f64)
+/// and one third-order correction, r = r0 + r0·e·(1/2 + 3/8·e) with
+/// e = 1 - d·r0² (the refinement CUDA's rsqrt() applies on its fast path,
+/// which then branches to a slow path for subnormal, zero, infinite,
+/// negative and NaN arguments). Here, with selects and not branches, a
+/// subnormal d is scaled by 2^128 first (then r by 2^64) and +inf gives 0,
+/// as rsqrt(); d <= 0 and NaN give NaN or inf (the caller has flagged those
+/// pivots already).
+__device__ __forceinline__ double rsqrt_chain(double d) {
+  const bool sub = d < 2.2250738585072014e-308;  // DBL_MIN
+  const double ds = sub ? d * 3.4028236692093846e38 : d;  // 2^128
+  double r0;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(ds));
+  const double e = fma(-ds, r0 * r0, 1.0);
+  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  return isinf(d) ? 0.0 : sub ? r * 1.8446744073709552e19 : r;  // 2^64
+}
+
+/// rsqrt_chain(d), bit for bit, with a shorter dependency chain for a
+/// normal finite d: the approximation and the correction are taken on d
+/// itself, and rsqrt_chain's pre-scaling and selects (subnormal, +inf,
+/// d <= 0, NaN) are taken beside them and chosen by one select at the end.
+/// Latencies: bench/gpu_latency_bench.cu (bench/README.md, session 29).
+__device__ __forceinline__ double rsqrt_fast(double d) {
+  double r0;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(d));
+  const double e = fma(-d, r0 * r0, 1.0);
+  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const bool normal = d >= 2.2250738585072014e-308 && d <= 1.7976931348623157e308;  // DBL_MIN, DBL_MAX
+  return normal ? r : rsqrt_chain(d);
+}
+
+/// 1/sqrt(d) from a single-precision seed (rsqrt.approx.ftz.f32, about 22
+/// correct bits) and the same third-order correction as rsqrt_chain (the
+/// error after it is below double rounding). For d outside [2^-120, 2^120]
+/// the single-precision seed would under- or overflow: there the result is
+/// rsqrt_chain(d), chosen by a select (both are computed).
+__device__ __forceinline__ double rsqrt_f32_seed(double d) {
+  float r0f;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r0f) : "f"(__double2float_rn(d)));
+  const double r0 = r0f;
+  const double e = fma(-d, r0 * r0, 1.0);
+  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const bool in_range = d >= 7.52316384526264e-37 && d <= 1.329227995784916e36;  // 2^-120, 2^120
+  return in_range ? r : rsqrt_chain(d);
+}
+
+}  // namespace starfront
