@@ -233,15 +233,6 @@ __global__ void dsmem_chase_kernel(int iters, long long* cycles, int* sink) {
   cluster.sync();  // block 1's shared memory stays alive until block 0 is done
 }
 
-__device__ __forceinline__ int acquire_load(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void release_store(int* p, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 /// Blocks 0 and 1 (one thread each) pass a counter back and forth through
 /// two global flags, `iters` round trips; block 0's cycles.
 __global__ void flag_pingpong_kernel(int iters, int* flags, long long* cycles) {
@@ -251,17 +242,17 @@ __global__ void flag_pingpong_kernel(int iters, int* flags, long long* cycles) {
   if (blockIdx.x == 0) {
     const long long t0 = clock64();
     for (int i = 1; i <= iters; ++i) {
-      release_store(ping, i);
-      while (acquire_load(pong) != i) {
+      starfront::store_release(ping, i);
+      while (starfront::load_acquire(pong) != i) {
       }
     }
     const long long t1 = clock64();
     *cycles = t1 - t0;
   } else if (blockIdx.x == 1) {
     for (int i = 1; i <= iters; ++i) {
-      while (acquire_load(ping) != i) {
+      while (starfront::load_acquire(ping) != i) {
       }
-      release_store(pong, i);
+      starfront::store_release(pong, i);
     }
   }
 }

@@ -1,11 +1,27 @@
-// Device-side scalar helpers of the fused kernel's serial column chain
-// (fused_subtree.cu) that the latency benchmark (bench/gpu_latency_bench.cu)
-// also times.
+// Device-side helpers of the fused kernel (fused_subtree.cu) that the
+// latency benchmark (bench/gpu_latency_bench.cu) also times: the serial
+// column chain's reciprocal square roots and the completion flags' loads
+// and stores.
 #pragma once
 
 #include <cuda_runtime.h>
 
 namespace starfront {
+
+/// Device-scope acquire load of a global int (a completion flag): the
+/// writes its releaser made before the release are visible after it.
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/// Device-scope release store of a global int (a completion flag): the
+/// writes made before it (by this thread, and by the block after a barrier)
+/// are visible to whoever acquires the value.
+__device__ __forceinline__ void store_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 
 /// 1/sqrt(d) without a branch, for the diagonal block's serial chain: the
 /// hardware's approximation of the leading bits (rsqrt.approx.ftz.f64)

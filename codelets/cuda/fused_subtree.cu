@@ -10,16 +10,6 @@ namespace starfront {
 namespace {
 
 
-__device__ __forceinline__ int load_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release(int* p, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 /// A front of order m with k pivots. In shared memory: its lower triangle,
 /// packed by columns (column c holds rows c..m-1 and starts at
 /// c·m - c(c-1)/2). In global memory: columns j < k in P (leading dimension
