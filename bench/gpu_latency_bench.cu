@@ -30,6 +30,21 @@
 
 namespace {
 
+/// 1/sqrt(d) from a single-precision seed (rsqrt.approx.ftz.f32, about 22
+/// correct bits) and the same third-order correction as rsqrt_chain (the
+/// error after it is below double rounding). For d outside [2^-120, 2^120]
+/// the single-precision seed would under- or overflow: there the result is
+/// starfront::rsqrt_chain(d), chosen by a select (both are computed).
+__device__ __forceinline__ double rsqrt_f32_seed(double d) {
+  float r0f;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r0f) : "f"(__double2float_rn(d)));
+  const double r0 = r0f;
+  const double e = fma(-d, r0 * r0, 1.0);
+  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const bool in_range = d >= 7.52316384526264e-37 && d <= 1.329227995784916e36;  // 2^-120, 2^120
+  return in_range ? r : starfront::rsqrt_chain(d);
+}
+
 /// rsqrt_fast with its special cases behind a branch (a call that is not
 /// inlined, so that the compiler cannot turn it into selects): the
 /// branch-free select of rsqrt_fast against a branch, for the chain.
@@ -146,7 +161,7 @@ __global__ void chain_kernel(int iters, int noise_iters, double seed, double* ou
     }
     if (OP == kRsqrtChain) x = starfront::rsqrt_chain(x);
     if (OP == kRsqrtCuda) x = rsqrt(x);
-    if (OP == kRsqrtF32Seed) x = starfront::rsqrt_f32_seed(x);
+    if (OP == kRsqrtF32Seed) x = rsqrt_f32_seed(x);
     if (OP == kRsqrtFast) x = starfront::rsqrt_fast(x);
     if (OP == kRsqrtFastBranch) x = rsqrt_fast_branch(x);
     if (OP == kSqrt) x = sqrt(x);
@@ -160,7 +175,7 @@ __global__ void chain_kernel(int iters, int noise_iters, double seed, double* ou
       a[0] += 1e-300 * x;  // the dependency on the previous block (no change in value)
       if (OP == kChol8Chain) chol8(a, [](double d) { return starfront::rsqrt_chain(d); });
       if (OP == kChol8Cuda) chol8(a, [](double d) { return rsqrt(d); });
-      if (OP == kChol8F32Seed) chol8(a, [](double d) { return starfront::rsqrt_f32_seed(d); });
+      if (OP == kChol8F32Seed) chol8(a, [](double d) { return rsqrt_f32_seed(d); });
       if (OP == kChol8Fast) chol8(a, [](double d) { return starfront::rsqrt_fast(d); });
       if (OP == kChol8FastBranch) chol8(a, [](double d) { return rsqrt_fast_branch(d); });
       x = a[35];

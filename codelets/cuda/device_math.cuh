@@ -56,19 +56,4 @@ __device__ __forceinline__ double rsqrt_fast(double d) {
   return normal ? r : rsqrt_chain(d);
 }
 
-/// 1/sqrt(d) from a single-precision seed (rsqrt.approx.ftz.f32, about 22
-/// correct bits) and the same third-order correction as rsqrt_chain (the
-/// error after it is below double rounding). For d outside [2^-120, 2^120]
-/// the single-precision seed would under- or overflow: there the result is
-/// rsqrt_chain(d), chosen by a select (both are computed).
-__device__ __forceinline__ double rsqrt_f32_seed(double d) {
-  float r0f;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r0f) : "f"(__double2float_rn(d)));
-  const double r0 = r0f;
-  const double e = fma(-d, r0 * r0, 1.0);
-  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
-  const bool in_range = d >= 7.52316384526264e-37 && d <= 1.329227995784916e36;  // 2^-120, 2^120
-  return in_range ? r : rsqrt_chain(d);
-}
-
 }  // namespace starfront
