@@ -38,9 +38,7 @@ namespace {
 __device__ __forceinline__ double rsqrt_f32_seed(double d) {
   float r0f;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r0f) : "f"(__double2float_rn(d)));
-  const double r0 = r0f;
-  const double e = fma(-d, r0 * r0, 1.0);
-  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const double r = starfront::rsqrt_refine(d, r0f);
   const bool in_range = d >= 7.52316384526264e-37 && d <= 1.329227995784916e36;  // 2^-120, 2^120
   return in_range ? r : starfront::rsqrt_chain(d);
 }
@@ -50,10 +48,7 @@ __device__ __forceinline__ double rsqrt_f32_seed(double d) {
 /// branch-free select of rsqrt_fast against a branch, for the chain.
 __device__ __noinline__ double rsqrt_special(double d) { return starfront::rsqrt_chain(d); }
 __device__ __forceinline__ double rsqrt_fast_branch(double d) {
-  double r0;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(d));
-  const double e = fma(-d, r0 * r0, 1.0);
-  double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  double r = starfront::rsqrt_refine(d, starfront::rsqrt_approx(d));
   if (!(d >= 2.2250738585072014e-308 && d <= 1.7976931348623157e308)) r = rsqrt_special(d);
   return r;
 }
@@ -154,11 +149,7 @@ __global__ void chain_kernel(int iters, int noise_iters, double seed, double* ou
     if (OP == kDfma) x = fma(x, 0.9999999, 1e-7);
     if (OP == kDmul) x = x * 1.0000001;
     if (OP == kDadd) x = x + 1e-9;
-    if (OP == kRsqrtApprox) {
-      double r;
-      asm volatile("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
-      x = r;
-    }
+    if (OP == kRsqrtApprox) x = starfront::rsqrt_approx(x);
     if (OP == kRsqrtChain) x = starfront::rsqrt_chain(x);
     if (OP == kRsqrtCuda) x = rsqrt(x);
     if (OP == kRsqrtF32Seed) x = rsqrt_f32_seed(x);
@@ -226,7 +217,7 @@ __global__ void cluster_barrier_kernel(int iters, long long* cycles) {
   const long long t0 = clock64();
   for (int i = 0; i < iters; ++i) cluster.sync();
   const long long t1 = clock64();
-  if (threadIdx.x == 0 && cluster.block_rank() == 0 && blockIdx.x < cluster.num_blocks()) *cycles = t1 - t0;
+  if (threadIdx.x == 0 && blockIdx.x == 0) *cycles = t1 - t0;  // the grid is one cluster
 }
 
 /// Thread 0 of block 0 chases `iters` indices through block 1's shared
@@ -242,7 +233,7 @@ __global__ void dsmem_chase_kernel(int iters, long long* cycles, int* sink) {
     const long long t0 = clock64();
     for (int i = 0; i < iters; ++i) j = remote[j];
     const long long t1 = clock64();
-    if (blockIdx.x < cluster.num_blocks()) *cycles = t1 - t0;
+    *cycles = t1 - t0;
     *sink = j;
   }
   cluster.sync();  // block 1's shared memory stays alive until block 0 is done
@@ -272,42 +263,31 @@ __global__ void flag_pingpong_kernel(int iters, int* flags, long long* cycles) {
   }
 }
 
-/// Cycles per cluster barrier with `blocks` blocks of `threads` threads (-1
-/// when the launch fails, e.g. a cluster size the device does not allow).
-double cluster_barrier_cycles(int blocks, int threads, int iters, long long* d_cycles) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+/// A launch of one 1-D cluster of `blocks` blocks of `threads` threads.
+struct ClusterLaunch {
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(blocks);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  for (int rep = 0; rep < 2; ++rep)
-    if (cudaLaunchKernelEx(&cfg, cluster_barrier_kernel, iters, d_cycles) != cudaSuccess) {
-      cudaGetLastError();
-      return -1;
-    }
-  long long c = -1;
-  if (cudaMemcpy(&c, d_cycles, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
-  return static_cast<double>(c) / iters;
-}
+  cudaLaunchConfig_t cfg{};
+  ClusterLaunch(int blocks, int threads) {
+    cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(blocks);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+};
 
-double dsmem_cycles(int iters, long long* d_cycles, int* d_sink) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(2);
-  cfg.blockDim = dim3(128);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 2;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+/// Cycles per iteration of `kernel`, run twice (the first a warm-up) as one
+/// cluster of `blocks` blocks of `threads` threads; -1 when the launch
+/// fails (e.g. a cluster size the device does not allow).
+template <class... Args>
+double cluster_cycles(void (*kernel)(int, long long*, Args...), int blocks, int threads, int iters,
+                      long long* d_cycles, Args... args) {
+  const ClusterLaunch l(blocks, threads);
   for (int rep = 0; rep < 2; ++rep)
-    if (cudaLaunchKernelEx(&cfg, dsmem_chase_kernel, iters, d_cycles, d_sink) != cudaSuccess) {
+    if (cudaLaunchKernelEx(&l.cfg, kernel, iters, d_cycles, args...) != cudaSuccess) {
       cudaGetLastError();
       return -1;
     }
@@ -368,8 +348,8 @@ int main(int argc, char** argv) {
                             ? static_cast<double>(c) / iters : -1.0;
   const int sync_iters = iters < 1024 ? iters : 1024;
   double cl[3];
-  for (int i = 0; i < 3; ++i) cl[i] = cluster_barrier_cycles(2 << i, 512, sync_iters, d_cycles);
-  const double ds = dsmem_cycles(sync_iters, d_cycles, d_flags + 48);
+  for (int i = 0; i < 3; ++i) cl[i] = cluster_cycles(cluster_barrier_kernel, 2 << i, 512, sync_iters, d_cycles);
+  const double ds = cluster_cycles(dsmem_chase_kernel, 2, 128, sync_iters, d_cycles, d_flags + 48);
   cudaMemset(d_flags, 0, 64 * sizeof(int));
   flag_pingpong_kernel<<<2, 32>>>(sync_iters, d_flags, d_cycles);
   const double pp = cudaMemcpy(&c, d_cycles, sizeof c, cudaMemcpyDeviceToHost) == cudaSuccess

@@ -23,6 +23,22 @@ __device__ __forceinline__ void store_release(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+/// The hardware's approximation of 1/sqrt(d) (rsqrt.approx.ftz.f64: a
+/// subnormal d is flushed to zero).
+__device__ __forceinline__ double rsqrt_approx(double d) {
+  double r0;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(d));
+  return r0;
+}
+
+/// One third-order correction of an approximation r0 of 1/sqrt(d):
+/// r0 + r0·e·(1/2 + 3/8·e) with e = 1 - d·r0² (the refinement CUDA's
+/// rsqrt() applies on its fast path).
+__device__ __forceinline__ double rsqrt_refine(double d, double r0) {
+  const double e = fma(-d, r0 * r0, 1.0);
+  return fma(fma(e, 0.375, 0.5), r0 * e, r0);
+}
+
 /// 1/sqrt(d) without a branch, for the diagonal block's serial chain: the
 /// hardware's approximation of the leading bits (rsqrt.approx.ftz.f64)
 /// and one third-order correction, r = r0 + r0·e·(1/2 + 3/8·e) with
@@ -35,10 +51,7 @@ __device__ __forceinline__ void store_release(int* p, int v) {
 __device__ __forceinline__ double rsqrt_chain(double d) {
   const bool sub = d < 2.2250738585072014e-308;  // DBL_MIN
   const double ds = sub ? d * 3.4028236692093846e38 : d;  // 2^128
-  double r0;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(ds));
-  const double e = fma(-ds, r0 * r0, 1.0);
-  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const double r = rsqrt_refine(ds, rsqrt_approx(ds));
   return isinf(d) ? 0.0 : sub ? r * 1.8446744073709552e19 : r;  // 2^64
 }
 
@@ -48,10 +61,7 @@ __device__ __forceinline__ double rsqrt_chain(double d) {
 /// d <= 0, NaN) are taken beside them and chosen by one select at the end.
 /// Latencies: bench/gpu_latency_bench.cu (bench/README.md, session 29).
 __device__ __forceinline__ double rsqrt_fast(double d) {
-  double r0;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(d));
-  const double e = fma(-d, r0 * r0, 1.0);
-  const double r = fma(fma(e, 0.375, 0.5), r0 * e, r0);
+  const double r = rsqrt_refine(d, rsqrt_approx(d));
   const bool normal = d >= 2.2250738585072014e-308 && d <= 1.7976931348623157e308;  // DBL_MIN, DBL_MAX
   return normal ? r : rsqrt_chain(d);
 }

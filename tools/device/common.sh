@@ -20,15 +20,17 @@ export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TE
 { date -u; nvidia-smi -L; nproc; uname -r; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 |
   tee "$out/env.txt"
 
-# gpu_tests [-e REGEX] TEST...: runs each bundled GPU test binary with
-# STARFRONT_REQUIRE_GPU=1 (100 s at most each), printing its result and
-# failure lines (and those matching REGEX) and its exit status.
+# gpu_tests [-e REGEX] TEST...: runs each GPU test binary (a bundled one by
+# name, or a path) with STARFRONT_REQUIRE_GPU=1 (100 s at most each),
+# printing its result and failure lines (and those matching REGEX) and its
+# exit status.
 gpu_tests() {
   local extra='^$' t
   [ "${1:-}" = -e ] && extra=$2 && shift 2
   for t in "$@"; do
-    echo "### $t"
-    STARFRONT_REQUIRE_GPU=1 timeout 100 "$b/bin/$t" 2>&1 |
+    echo "### ${t##*/}"
+    [[ $t == */* ]] || t=$b/bin/$t
+    STARFRONT_REQUIRE_GPU=1 timeout 100 "$t" 2>&1 |
       grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is|actual|$extra"
     echo "exit ${PIPESTATUS[0]}"
   done

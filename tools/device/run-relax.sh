@@ -144,13 +144,9 @@ fi
 if has bintests; then
   # Test binaries built against variant kernels, put beside this script as
   # test_cuda_fused_NAME (linked here against the variant's library).
-  for t in "$here"/test_cuda_fused_*; do
-    [ -x "$t" ] || continue
-    echo "### $(basename "$t")"
-    STARFRONT_REQUIRE_GPU=1 timeout 100 "$t" 2>&1 |
-      grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) |tests ran|FAILED TEST|Failure|Expected|Which is"
-    echo "exit ${PIPESTATUS[0]}"
-  done 2>&1 | tee "$out/bintests.txt"
+  bins=()
+  for t in "$here"/test_cuda_fused_*; do [ -x "$t" ] && bins+=("$t"); done
+  gpu_tests "${bins[@]}" 2>&1 | tee "$out/bintests.txt"
 fi
 san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if has sanitize && [ -z "$san" ]; then
