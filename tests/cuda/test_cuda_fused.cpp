@@ -32,6 +32,7 @@
 #include "runtime/starpu/starpu_executor.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
+#include "sparse/generators.hpp"
 
 namespace starfront {
 namespace {
@@ -221,6 +222,50 @@ TEST(CudaFused, SubtreesWithFrontsBeyondSharedMemoryStayOnCpuWorkers) {
   EXPECT_EQ(cuda_task_executions(TaskKind::subtree) - ran0, 0);
   std::printf("[ bcsstk13, subtrees cut above 1000: %lld subtree tasks, largest order held in shared memory %d ]\n",
               nsub, fit);
+}
+
+/// The GPU graph of a 3D Laplacian 60^3 with every task on the GPU
+/// (fronts_on_cuda_only): its 206 fused subtrees hold fronts up to order 600,
+/// beyond the kernel's shared memory, so their panels and root CBs are
+/// StarPU handles written on the GPU (not mapped host memory). Before the
+/// fix of session 30 most such runs never returned: the last contribution-
+/// block slots were unregistered after the workers' pause, and the wait for
+/// StarPU's pending request on a slot never ended (a test that hangs: the
+/// device script's 100 s limit fails it). Five factorisations: each one
+/// returns, subtree tasks ran on the GPU, the factors agree (1e-13) and the
+/// backward error of a solve is <= 1e-14.
+TEST(CudaFused, GpuOnlyLaplacianWithOversizedSubtreesFinishesEveryFactorisation) {
+  std::unique_ptr<StarpuRuntime> rt;
+  START_GPU_ONLY_RUNTIME(rt);
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(60, 7, A).ok());
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(3)).ok());
+  FusedSubtreeIndex X;
+  ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok());
+  const int fit = fused_subtree_shared_max_order();
+  long long oversized = 0;
+  for (std::size_t t = 0; t < solver.graph().tasks.size(); ++t)
+    oversized += solver.graph().tasks[t].kind == TaskKind::subtree && X.task[t].max_order > fit ? 1 : 0;
+  ASSERT_GT(oversized, 0) << "the test needs subtree tasks with fronts beyond " << fit;
+  std::vector<double> first;
+  for (int rep = 0; rep < 5; ++rep) {
+    const long long ran0 = cuda_task_executions(TaskKind::subtree);
+    const Status st = solver.factorize(A, FactorOptions{}, Executor::starpu);
+    ASSERT_TRUE(st.ok()) << rep << ": " << st.message;
+    EXPECT_EQ(cuda_task_executions(TaskKind::subtree) - ran0, subtree_tasks(solver.graph())) << rep;
+    if (rep == 0) {
+      first = solver.factor().Lx;
+    } else {
+      EXPECT_LE(frobenius_rel(solver.factor().Lx, first), 1e-13) << rep;
+    }
+  }
+  std::vector<double> b = testing::random_vector(A.n, 31), x = b;
+  ASSERT_TRUE(solver.solve(x.data(), 1, A.n).ok());
+  const double berr = backward_error(A, x.data(), b.data());
+  EXPECT_LE(berr, 1e-14);
+  std::printf("[ lap3d 60^3 on the GPU only: %lld subtree tasks, %lld with fronts beyond %d, berr %.1e ]\n",
+              subtree_tasks(solver.graph()), oversized, fit, berr);
 }
 
 /// A negative diagonal entry at the last pivot of a front inside a fused

@@ -64,6 +64,20 @@
 #             LAP_MATRICES (default lap3d:60), the new binary and each
 #             AB_VARIANTS setting (gpu_bench options that only --fused
 #             knows are ignored there), ROUNDS alternating rounds
+#   laplog    laplog-vI.csv: the task log (STARFRONT_TASK_LOG, with
+#             STARPU_PROFILING=1) of the last of 2 factorisations of
+#             LAP_MATRICES (default lap3d:60) through the GPU graph
+#             (gpu_bench --gpu-graph --no-cpu), I = 0 as built, then one
+#             per LAPLOG_VARIANTS setting (items as in AB_VARIANTS); read
+#             it here with bench/task_log_summary.py
+#   gpuonly   gpuonly.md: gpu_bench --gpu-graph --fronts-on-gpu-only (fused
+#             subtrees with fronts above the kernel's shared-memory limit
+#             run its global-memory path) on LAP_MATRICES, GPUONLY_RUNS runs
+#             (default 3) of each GPUONLY_VARIANTS setting ("" as built;
+#             items as in AB_VARIANTS), each with the executor's watchdog
+#             (--watchdog 10: the message names the tasks still running)
+#             and a 45 s limit; then compute-sanitizer memcheck of one
+#             factorisation of lap3d:30 that way
 #   tasklog   tasklog-MATRIX.csv: the task log (STARFRONT_TASK_LOG, with
 #             STARPU_PROFILING=1) of the last of 5 refactorisations of each
 #             power-grid matrix: StarPU's submission, pop, data acquisition,
@@ -316,6 +330,37 @@ if has tasklog; then
     done
     i=$((i + 1))
   done
+fi
+if has laplog; then
+  i=0
+  for v in "" ${LAPLOG_VARIANTS:-}; do
+    split_variant "$v"
+    echo "### lap task log v$i ${v:-as built}: gpu_bench --repeat 2 --gpu-graph ${x[*]} ${LAP_MATRICES:-lap3d:60}"
+    # shellcheck disable=SC2046,SC2086
+    env $(tr , ' ' <<<"$e") STARPU_PROFILING=1 STARFRONT_TASK_LOG="$out/laplog-v$i.csv" timeout 120 "$b/bin/gpu_bench" \
+      --repeat 2 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod --no-cusolversp --gpu-graph "${x[@]}" \
+      ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)|error|fail'
+    i=$((i + 1))
+  done 2>&1 | tee "$out/laplog.md"
+fi
+if has gpuonly; then
+  {
+    for v in "" ${GPUONLY_VARIANTS:-}; do
+      split_variant "$v"
+      for r in $(seq 1 "${GPUONLY_RUNS:-3}"); do
+        echo "### gpu-only run $r, ${v:-as built}: gpu_bench --repeat 3 --watchdog 10 --gpu-graph --fronts-on-gpu-only ${x[*]} ${LAP_MATRICES:-lap3d:60}"
+        # shellcheck disable=SC2046,SC2086
+        env $(tr , ' ' <<<"$e") timeout 45 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
+          --no-cusolversp --watchdog 10 --gpu-graph --fronts-on-gpu-only "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 |
+          grep -E '^\| lap|watchdog|no task completed|error|fail' | cut -c1-600
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    done
+    echo "### compute-sanitizer memcheck: gpu_bench --repeat 1 --gpu-graph --fronts-on-gpu-only lap3d:30"
+    timeout 240 "$san" --tool memcheck --print-limit 20 "$b/bin/gpu_bench" --repeat 1 --ncpu 4 --no-cpu \
+      --no-cholmod --no-cusolversp --watchdog 60 --gpu-graph --fronts-on-gpu-only lap3d:30 2>&1 | tail -40
+    echo "exit ${PIPESTATUS[0]}"
+  } 2>&1 | tee "$out/gpuonly.md"
 fi
 if has chain; then
   # Each front of the fused kernel's critical chain (STARFRONT_FUSED_TRACE=2)

@@ -576,13 +576,20 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       // panel has no handle: its task has completed, the wait above).
       for (idx_t x = 0; x < nb; ++x)
         if (h[x]) starpu_data_unregister(h[x]);
-    }
-    for (std::size_t x = nb; x < h.size(); ++x) {
-      if (!h[x]) continue;
-      if (slot_home[x - nb] != kNoHome)
-        starpu_data_unregister_no_coherency(h[x]);  // the tasks are done: no wait, nothing copied home
-      else
-        starpu_data_unregister_submit(h[x]);
+      // The slots still registered, while the workers still run: even with
+      // every task done, StarPU may hold a request on a slot that a GPU
+      // wrote (its memory manager keeps a share of each node's buffers
+      // clean by writing them home), and the unregistration waits for it;
+      // a paused CUDA worker never processes it, so after the workers'
+      // pause the wait never ended (lap3d 60^3 with subtrees on the GPU,
+      // session 30: bench/README.md).
+      for (std::size_t x = nb; x < h.size(); ++x) {
+        if (!h[x]) continue;
+        if (slot_home[x - nb] != kNoHome)
+          starpu_data_unregister_no_coherency(h[x]);  // the tasks are done: nothing copied home
+        else
+          starpu_data_unregister_submit(h[x]);
+      }
     }
   }
   timer.lap(ph.writeback);
