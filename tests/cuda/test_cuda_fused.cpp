@@ -228,10 +228,10 @@ TEST(CudaFused, SubtreesWithFrontsBeyondSharedMemoryStayOnCpuWorkers) {
 /// (fronts_on_cuda_only): its 206 fused subtrees hold fronts up to order 600,
 /// beyond the kernel's shared memory, so their panels and root CBs are
 /// StarPU handles written on the GPU (not mapped host memory). Before the
-/// fix of session 30 most such runs never returned: the last contribution-
-/// block slots were unregistered after the workers' pause, and the wait for
-/// StarPU's pending request on a slot never ended (a test that hangs: the
-/// device script's 100 s limit fails it). Five factorisations: each one
+/// fix of session 30 most such runs never returned: the contribution-block
+/// slots were unregistered after the workers' pause, most likely waiting
+/// for a StarPU request that only the paused CUDA worker could process (a
+/// test that hangs: the device script's 100 s limit fails it). Five factorisations: each one
 /// returns, subtree tasks ran on the GPU, the factors agree (1e-13) and the
 /// backward error of a solve is <= 1e-14.
 TEST(CudaFused, GpuOnlyLaplacianWithOversizedSubtreesFinishesEveryFactorisation) {

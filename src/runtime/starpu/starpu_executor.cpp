@@ -576,13 +576,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       // panel has no handle: its task has completed, the wait above).
       for (idx_t x = 0; x < nb; ++x)
         if (h[x]) starpu_data_unregister(h[x]);
-      // The slots still registered, while the workers still run: even with
-      // every task done, StarPU may hold a request on a slot that a GPU
-      // wrote (its memory manager keeps a share of each node's buffers
-      // clean by writing them home), and the unregistration waits for it;
-      // a paused CUDA worker never processes it, so after the workers'
-      // pause the wait never ended (lap3d 60^3 with subtrees on the GPU,
-      // session 30: bench/README.md).
+      // The slots still registered, while the workers still run: an
+      // unregistration first waits for any request StarPU still holds on
+      // the handle, and a request on a slot that a GPU wrote is processed
+      // only by that GPU's worker. Unregistered after the workers' pause,
+      // GPU-only lap3d 60^3 factorisations hung in 12 of 14 runs, most
+      // likely on such a request (session 30: bench/README.md).
       for (std::size_t x = nb; x < h.size(); ++x) {
         if (!h[x]) continue;
         if (slot_home[x - nb] != kNoHome)
