@@ -26,6 +26,9 @@
 //   (AnalysisOptions::relax_small, relax_mid, relax_zeros_large; defaults 4,
 //   16 and 0.1), also in --fused mode: larger values merge more small
 //   supernodes into their parents (fewer, larger fronts; more flops).
+//   --relax-marginal X, --relax-zeros-cap C: the marginal rule
+//   (AnalysisOptions::relax_marginal, relax_zeros_cap; defaults 0.01 and
+//   0.2; --relax-marginal 0 turns it off, as before session 31).
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
 //   tasks per kind and how many of each ran on the GPU per factorisation.
@@ -487,6 +490,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-mid") && a + 1 < argc) ao.relax_mid = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) ao.relax_marginal = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
     else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
     else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;

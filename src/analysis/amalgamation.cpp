@@ -18,7 +18,12 @@ bool accept_merge(const NodeSize& c, const NodeSize& p, const AnalysisOptions& o
   const double xns = static_cast<double>(ns);
   const double size = xns * (xns + 1) / 2 + xns * static_cast<double>(p.order - p.ncols);
   const double z = (c.zeros + p.zeros + newzeros) / size;
-  return (ns <= opts.relax_mid && z <= opts.relax_zeros_small) || z <= opts.relax_zeros_large;
+  if ((ns <= opts.relax_mid && z <= opts.relax_zeros_small) || z <= opts.relax_zeros_large) return true;
+  // Marginal rule: few new zeros for the child's columns, measured against
+  // the child's own L trapezoid (its zeros included).
+  const double kc = static_cast<double>(c.ncols);
+  const double child = kc * (kc + 1) / 2 + kc * static_cast<double>(c.order - c.ncols);
+  return newzeros <= opts.relax_marginal * child && z <= opts.relax_zeros_cap;
 }
 
 // Merge state of a fundamental supernode s. merged_into: the supernode s was

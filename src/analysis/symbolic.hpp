@@ -33,6 +33,15 @@ struct AnalysisOptions {
   idx_t relax_mid = 16;
   double relax_zeros_small = 0.8;
   double relax_zeros_large = 0.1;
+  /// Marginal rule (starfront's addition to CHOLMOD's): a merge the rule
+  /// above refuses is still made when the zeros it adds are at most
+  /// `relax_marginal` times the child's L trapezoid (its explicit zeros
+  /// included) and the merged front's zero fraction stays at or below
+  /// `relax_zeros_cap`. It takes thin supernodes (few columns, a contribution
+  /// block almost as large as the parent's front) into parents that earlier
+  /// merges have already filled to relax_zeros_large. 0 turns it off.
+  double relax_marginal = 0.01;
+  double relax_zeros_cap = 0.2;
   bool amalgamate = true;
 };
 

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "analysis/amalgamation.hpp"
 #include "analysis/counts.hpp"
 #include "analysis/ordering.hpp"
 #include "analysis/permutation.hpp"
@@ -172,6 +173,110 @@ TEST(AnalysisDriver, AggressiveAmalgamation) {
       // Every child merges: one supernode per connected component of the filled graph.
       for (idx_t s = 0; s < sf.nsuper; ++s) ASSERT_EQ(sf.super_parent[s], -1);
     }
+}
+
+// The marginal rule of the amalgamation (AnalysisOptions::relax_marginal), on
+// a hand-made chain a -> c -> p (fundamental supernodes 0, 1, 2 in
+// postorder; kc columns, front order m: a 6 x 20, c 8 x mc, p 20 x 100).
+// a merges into c under the relax_mid rule (14 columns, z <= 0.8) with
+// 6·(6 + mc − 20) explicit zeros. With mc = 107 the merged c (14 columns,
+// order 113, 558 zeros) then costs p 14·(14 + 100 − 113) = 14 new zeros,
+// 0.94% of its trapezoid (105 + 14·99 = 1491 entries), but the merged
+// front's zero fraction is (558 + 14) / (34·35/2 + 34·80 = 3315) = 17.3%:
+// CHOLMOD's rule refuses (> 10%), the marginal rule at 1% takes it (cap
+// 20%), and refuses it under a cap of 15%, or with mc = 106 (28 new zeros,
+// 1.9%).
+SupernodePartition chain_partition(idx_t mc, std::vector<idx_t>& colcount) {
+  SupernodePartition f;
+  f.start = {0, 6, 14, 34};
+  f.parent = {1, 2, -1};
+  colcount.assign(34, 0);
+  const idx_t order[3] = {20, mc, 100};
+  for (idx_t s = 0; s < 3; ++s)  // a fundamental supernode's columns: m, m - 1, ...
+    for (idx_t j = f.start[s]; j < f.start[s + 1]; ++j) colcount[j] = order[s] - (j - f.start[s]);
+  return f;
+}
+
+TEST(Amalgamation, MarginalRuleTakesAThinChildIntoAFilledParent) {
+  std::vector<idx_t> cc;
+  AnalysisOptions o;
+  ASSERT_EQ(o.relax_marginal, 0.01);  // the default
+  ASSERT_EQ(o.relax_zeros_cap, 0.2);
+  struct Case {
+    idx_t mc;
+    double marginal, cap;
+    std::vector<idx_t> start;
+  };
+  const Case cases[] = {
+      {107, 0.01, 0.2, {0, 34}},       // the marginal rule merges all three
+      {107, 0.0, 0.2, {0, 14, 34}},    // off: CHOLMOD's rule alone (a+c, p)
+      {107, 0.01, 0.15, {0, 14, 34}},  // z = 17.3% over the cap
+      {106, 0.01, 0.2, {0, 14, 34}},   // 28 new zeros: 1.9% of the child
+      {106, 0.02, 0.2, {0, 34}},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE("mc " + std::to_string(k.mc) + " marginal " + std::to_string(k.marginal) + " cap " +
+                 std::to_string(k.cap));
+    const SupernodePartition f = chain_partition(k.mc, cc);
+    o.relax_marginal = k.marginal;
+    o.relax_zeros_cap = k.cap;
+    const Amalgamation am = amalgamate(f, cc, o);
+    EXPECT_EQ(am.super.start, k.start);
+    std::vector<idx_t> identity(34);
+    std::iota(identity.begin(), identity.end(), idx_t{0});
+    EXPECT_EQ(am.order, identity);  // a chain's parts are already contiguous
+  }
+}
+
+// The marginal rule on every pattern kind, taken to its extreme (every merge
+// whose new zeros are at most the child's trapezoid, up to a zero fraction of
+// 1): the structure still holds every entry of the exact factor.
+TEST(Amalgamation, MarginalRuleKeepsTheStructureValid) {
+  std::mt19937_64 rng(4242);
+  for (int rep = 0; rep < 10; ++rep)
+    for (auto kind : testing::kAllKinds) {
+      const idx_t n = testing::random_order(rng);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      for (double marginal : {0.01, 1.0}) {
+        SCOPED_TRACE(std::string(testing::pattern_name(kind)) + " n=" + std::to_string(n) +
+                     " marginal=" + std::to_string(marginal));
+        AnalysisOptions o = options(OrderingMethod::scotch, true);
+        o.relax_marginal = marginal;
+        o.relax_zeros_cap = marginal >= 1.0 ? 1.0 : o.relax_zeros_cap;
+        SymbolicFactor sf;
+        ASSERT_TRUE(analyse(A, o, sf).ok());
+        expect_matches_brute_force(A, sf, true);
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+// On the 3D 7-point Laplacian 40^3 (where Scotch's separators leave chains
+// of thin supernodes) the rule takes fronts away and keeps nnz(L) within
+// 1% of CHOLMOD's rule alone.
+TEST(Amalgamation, MarginalRuleOnLaplacian) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(40, 7, A).ok());
+  AnalysisOptions off;
+  off.relax_marginal = 0.0;
+  SymbolicFactor with, without;
+  ASSERT_TRUE(analyse(A, AnalysisOptions{}, with).ok());
+  ASSERT_TRUE(analyse(A, off, without).ok());
+  expect_structure(with);
+  EXPECT_EQ(with.nnz_l_exact, without.nnz_l_exact);
+  EXPECT_LT(with.nsuper, without.nsuper);
+  auto large = [](const SymbolicFactor& sf) {
+    idx_t n = 0;
+    for (idx_t s = 0; s < sf.nsuper; ++s) n += sf.front_ptr[s + 1] - sf.front_ptr[s] > 600;
+    return n;
+  };
+  EXPECT_LT(large(with), large(without));
+  EXPECT_LT(static_cast<double>(with.nnz_l), 1.01 * static_cast<double>(without.nnz_l));
+  std::printf("lap3d 40^3: %lld supernodes (%lld of order > 600) with the marginal rule, %lld (%lld) without; "
+              "nnz(L) %lld / %lld\n",
+              static_cast<long long>(with.nsuper), static_cast<long long>(large(with)),
+              static_cast<long long>(without.nsuper), static_cast<long long>(large(without)),
+              static_cast<long long>(with.nnz_l), static_cast<long long>(without.nnz_l));
 }
 
 TEST(AnalysisDriver, EmptyAndTinyMatrices) {
