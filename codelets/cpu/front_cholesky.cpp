@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "cpu/blas.hpp"
@@ -109,7 +110,11 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
                 im, Ls + k, im);
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 0.0, cb, imc);
+    static const int gemm_max = [] { const char* e = std::getenv("STARFRONT_CB_GEMM_MAX"); return e ? std::atoi(e) : 0; }();
+    if (imc <= gemm_max)
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, imc, imc, ik, -1.0, Ls + k, im, Ls + k, im, 0.0, cb, imc);
+    else
+      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 0.0, cb, imc);
     for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
       extend_add_cb(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, cb);
   }

@@ -32,12 +32,24 @@ idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const 
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
                         const double* const* child_cb);
 
+/// Contribution blocks of at most this order are computed by one DGEMM over
+/// the whole (m-k)×(m-k) square, larger ones by DSYRK on the lower triangle:
+/// at small orders OpenBLAS's DSYRK costs more per call than a DGEMM with
+/// twice the flops (bench/README.md, session 31).
+constexpr idx_t kCbGemmMaxOrder = 128;
+
+/// The limit in force: kCbGemmMaxOrder, or the measurement knob
+/// STARFRONT_CB_GEMM_MAX=N (0: DSYRK at every order), read once.
+idx_t cb_gemm_max_order();
+
 /// Factorises front s of the plan P in place.
 ///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
 ///   Ls        the m×k factor panel (leading dimension m), overwritten
 ///   cb        the (m-k)×(m-k) CB buffer (leading dimension m-k): its lower
-///             triangle (diagonal included) is overwritten, its strict upper
-///             triangle is neither read nor written; may be null when m == k
+///             triangle (diagonal included) is overwritten; its strict upper
+///             triangle is never read, and is overwritten (with −L21·L21ᵀ,
+///             no children's entries) when m-k <= cb_gemm_max_order(); may be
+///             null when m == k
 ///   child_cb  child_cb[i] is the CB buffer of the i-th child of s in
 ///             P.child_list order
 ///   pivot_tol a pivot d_jj (the diagonal of the Schur complement when column j
