@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -319,6 +320,16 @@ TEST_F(StarpuTest, WatchdogCancelsAStalledFactorisation) {
     EXPECT_NE(st.message.find("no task completed for 0.5 s"), std::string::npos) << st.message;
     EXPECT_NE(st.message.find(task_name(G, G.tasks[stall])), std::string::npos) << st.message;
     EXPECT_NE(st.message.find("cancelled"), std::string::npos) << st.message;
+    // The diagnosis of a stall: how many tasks the graph allows to run that
+    // have not started (the stalled task itself is running, not among them).
+    const std::size_t ready = st.message.find("ready by the graph but not started: ");
+    EXPECT_NE(ready, std::string::npos) << st.message;
+    if (ready != std::string::npos) {
+      const std::size_t end = st.message.find("; the factorisation", ready);
+      const std::string list = st.message.substr(ready, end == std::string::npos ? std::string::npos : end - ready);
+      EXPECT_EQ(list.find(task_name(G, G.tasks[stall])), std::string::npos) << st.message;
+      std::printf("%s: %s\n", sched, st.message.c_str());
+    }
     EXPECT_LT(waited, 30.0) << sched;
     EXPECT_FALSE(solver.factorized());
     std::vector<double> x = b;

@@ -11,7 +11,9 @@
 #include <memory>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
@@ -136,6 +138,58 @@ std::string running_tasks(const Run& r, idx_t submitted) {
     }
   if (more) out += " and " + std::to_string(more) + " more";
   return out.empty() ? "none (waiting on the runtime)" : out;
+}
+
+/// For a stalled factorisation (the watchdog's message): the tasks that have
+/// not started although every predecessor has completed, as StarPU derives
+/// predecessors from the accesses in submission order (sequential
+/// consistency: a read after the handle's last writer; a write after the
+/// last writer and every reader since; an RW|COMMUTE access counted as a
+/// write, so such a task may be missed, never wrongly listed). handle_of(t,
+/// a): the StarPU handle (index) of access a of task t, or -1 when it has none. Names at
+/// most 8 of them, with the count; such tasks mean the runtime holds back
+/// work that the graph allows (a scheduler or data request that never ends),
+/// none means the graph waits on a task that never ran.
+std::string ready_not_started(const TaskGraph& G, const Run& r, idx_t submitted,
+                              const std::function<idx_t(idx_t, idx_t)>& handle_of) {
+  struct Last {
+    idx_t writer = -1;
+    std::vector<idx_t> readers;  // since the writer
+  };
+  std::vector<Last> last;
+  idx_t count = 0;
+  int shown = 0;
+  std::string out;
+  auto done = [&](idx_t t) { return r.progress.state[t] == TaskProgress::done; };
+  for (idx_t t = 0; t < submitted; ++t) {
+    const Task& task = G.tasks[t];
+    bool ready = true;
+    for (idx_t a = task.acc_begin; a < task.acc_end && ready; ++a) {
+      const idx_t x = handle_of(t, a);
+      if (x < 0 || x >= static_cast<idx_t>(last.size())) continue;
+      const Last& l = last[static_cast<std::size_t>(x)];
+      if (l.writer >= 0 && !done(l.writer)) ready = false;
+      if (G.accesses[a].mode != AccessMode::R)
+        for (idx_t q : l.readers) ready = ready && done(q);
+    }
+    if (ready && r.progress.state[t] == TaskProgress::waiting) {
+      if (shown++ < 8) out += (out.empty() ? "" : ", ") + r.names[t];
+      ++count;
+    }
+    for (idx_t a = task.acc_begin; a < task.acc_end; ++a) {
+      const idx_t x = handle_of(t, a);
+      if (x < 0) continue;
+      if (x >= static_cast<idx_t>(last.size())) last.resize(static_cast<std::size_t>(x) + 1);
+      Last& l = last[static_cast<std::size_t>(x)];
+      if (G.accesses[a].mode == AccessMode::R) {
+        l.readers.push_back(t);
+      } else {
+        l.writer = t;
+        l.readers.clear();
+      }
+    }
+  }
+  return std::to_string(count) + (count ? " (" + out + (count > 8 ? ", ..." : "") + ")" : "");
 }
 
 std::string seconds_text(double s) {
@@ -545,13 +599,21 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       const bool all_done = wait_for_tasks(run->progress, submitted, w);
       if (run->progress.records) run->stamps[2] = 1e-6 * starpu_timing_now();
       if (!all_done) {
-        // No task completed for w seconds: cancel; the tasks not yet started
-        // skip their work, a cooperative stalled one returns.
+        // No task completed for w seconds. The state is read first, in
+        // order (the running tasks, then the ready ones), and only then
+        // cancelled: once cancelled, the tasks not yet started skip their
+        // work and a cooperative stalled one returns, so states read after
+        // it would describe a graph draining, not the stall.
+        const std::string done_text = std::to_string(completed(run->progress));
+        const std::string running_text = running_tasks(*run, submitted);
+        const std::string ready_text = ready_not_started(G, *run, submitted, [&](idx_t t, idx_t a) -> idx_t {
+          if (mapped_panel[t] && a == G.tasks[t].acc_begin) return -1;
+          return handle_index(G.accesses[a].block);
+        });
         ctx.cancelled = true;
-        std::string what = "no task completed for " + seconds_text(w) + " (" +
-                           std::to_string(completed(run->progress)) + " of " +
-                           std::to_string(submitted) + " tasks done; running: " +
-                           running_tasks(*run, submitted) + ")";
+        std::string what = "no task completed for " + seconds_text(w) + " (" + done_text + " of " +
+                           std::to_string(submitted) + " tasks done; running: " + running_text +
+                           "; ready by the graph but not started: " + ready_text + ")";
         if (!wait_for_tasks(run->progress, submitted, std::max(w, 1.0))) {
           // Still running after as long again: abandon the factorisation. Its
           // state, handles and workers stay alive for the tasks in flight.
