@@ -63,7 +63,9 @@
 #   lap       lap.md: gpu_bench --gpu-graph (1 GPU + CPU workers) on
 #             LAP_MATRICES (default lap3d:60), the new binary and each
 #             AB_VARIANTS setting (gpu_bench options that only --fused
-#             knows are ignored there), ROUNDS alternating rounds
+#             knows are ignored there), ROUNDS alternating rounds; LAP_ARGS:
+#             gpu_bench options for every run (e.g. "--watchdog 30");
+#             LAP_TIMEOUT: seconds a run may take (default 120)
 #   laplog    laplog-vI.csv: the task log (STARFRONT_TASK_LOG, with
 #             STARPU_PROFILING=1) of the last of 2 factorisations of
 #             LAP_MATRICES (default lap3d:60) through the GPU graph
@@ -96,6 +98,11 @@
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set and the
 #             gpu_bench options BENCH_ARGS (e.g. --values-buffer)
+#   issue5    issue5.md: issue 5's table, gpu_bench --repeat 3 --ncpu NCPU
+#             --gpu-graph --no-cpu on ISSUE5_MATRICES (default lap3d:60
+#             lap3d:60:27): starfront on the GPU against CHOLMOD (NCPU
+#             threads, starfront's permutation), cusolverSp csrchol and
+#             dense DPOTRF at the largest front's order
 set -uo pipefail
 # shellcheck source=tools/device/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
@@ -307,10 +314,10 @@ if has lap; then
     for round in $(seq 1 "${ROUNDS:-3}"); do
       for v in new ${AB_VARIANTS:-}; do
         split_variant "$v"
-        echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${x[*]} ${LAP_MATRICES:-lap3d:60}"
+        echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${LAP_ARGS:-} ${x[*]} ${LAP_MATRICES:-lap3d:60}"
         # shellcheck disable=SC2046,SC2086
-        env $(tr , ' ' <<<"$e") timeout 120 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
-          --no-cusolversp --gpu-graph "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)'
+        env $(tr , ' ' <<<"$e") timeout "${LAP_TIMEOUT:-120}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
+          --no-cusolversp --gpu-graph ${LAP_ARGS:-} "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)|rror|stall|watchdog'
         echo "exit ${PIPESTATUS[0]}"
       done
     done
@@ -387,6 +394,11 @@ if has chain; then
       done
     done
   } 2>&1 | tee "$out/chain.txt"
+fi
+if has issue5; then
+  # shellcheck disable=SC2086
+  timeout 480 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --gpu-graph --no-cpu ${ISSUE5_MATRICES:-lap3d:60 lap3d:60:27} 2>&1 |
+    grep -v perf_model_add_dir | tee "$out/issue5.md"
 fi
 if has bench; then
   # shellcheck disable=SC2046
