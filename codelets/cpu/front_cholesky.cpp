@@ -48,6 +48,17 @@ void extend_add_cb(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_
 
 }  // namespace
 
+idx_t cb_gemm_max_order() {
+  static const idx_t limit = [] {
+    const char* e = std::getenv("STARFRONT_CB_GEMM_MAX");
+    if (!e || !*e) return idx_t{0};
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    return *end == '\0' && v > 0 ? static_cast<idx_t>(v) : idx_t{0};
+  }();
+  return limit;
+}
+
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
                         const double* const* child_cb) {
   const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
@@ -110,8 +121,9 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
                 im, Ls + k, im);
-    static const int gemm_max = [] { const char* e = std::getenv("STARFRONT_CB_GEMM_MAX"); return e ? std::atoi(e) : 0; }();
-    if (imc <= gemm_max)
+    // A small CB by DGEMM over the whole square (twice DSYRK's flops) when
+    // the measurement knob asks for it (cb_gemm_max_order()).
+    if (mc <= cb_gemm_max_order())
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, imc, imc, ik, -1.0, Ls + k, im, Ls + k, im, 0.0, cb, imc);
     else
       cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 0.0, cb, imc);

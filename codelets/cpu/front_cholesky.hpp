@@ -32,14 +32,12 @@ idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const 
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
                         const double* const* child_cb);
 
-/// Contribution blocks of at most this order are computed by one DGEMM over
-/// the whole (m-k)×(m-k) square, larger ones by DSYRK on the lower triangle:
-/// at small orders OpenBLAS's DSYRK costs more per call than a DGEMM with
-/// twice the flops (bench/README.md, session 31).
-constexpr idx_t kCbGemmMaxOrder = 128;
-
-/// The limit in force: kCbGemmMaxOrder, or the measurement knob
-/// STARFRONT_CB_GEMM_MAX=N (0: DSYRK at every order), read once.
+/// Largest CB order computed by one DGEMM over the whole (m-k)×(m-k) square
+/// instead of DSYRK on its lower triangle: 0 (DSYRK at every order) unless
+/// the measurement knob STARFRONT_CB_GEMM_MAX=N sets N (read once). On one
+/// SkylakeX core OpenBLAS's DSYRK costs more per call than that DGEMM up to
+/// order ~160 (`blas_scaling --cb`); on the H200 machine the effect on lap3d
+/// 60³ was not shown (bench/README.md, session 31), so it stays off.
 idx_t cb_gemm_max_order();
 
 /// Factorises front s of the plan P in place.
