@@ -15,8 +15,9 @@
 // from k columns (front_cholesky.cpp), by DSYRK (lower triangle, beta 0) and
 // by DGEMM (the whole square, twice the flops), for CB orders 16 to 400;
 // µs per call (best of 5 rounds of `seconds`/10 each, the two alternating)
-// and their ratio (> 1: DGEMM is faster); the CPU kernel's
-// STARFRONT_CB_GEMM_MAX knob (front_cholesky.hpp) switches to DGEMM.
+// and their ratio (> 1: DGEMM is faster). The CPU kernel now computes its
+// CB by DGEMM over column blocks (cb_block_columns,
+// front_cholesky.hpp; knob STARFRONT_CB_BLOCK, 0: one DSYRK).
 #include "cpu/blas.hpp"
 #include "cpu/blas_core.hpp"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <vector>
 
 #include "cpu/blas.hpp"
 
@@ -46,17 +47,60 @@ void extend_add_cb(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_
   }
 }
 
+/// The CB of a Cholesky front by column blocks of width w (cb_block_columns):
+/// for each block [j0, j1) of CB columns, one DGEMM writes
+/// C[j0:, j0:j1] = -L21[j0:, :]·L21[j0:j1, :]ᵀ (the trapezoid below the
+/// block's top, β = 0: also the strict upper triangle of the diagonal
+/// block), then the children's CB columns that land in [j0, j1) are added
+/// while the block is still in cache. Each CB entry is then written from
+/// memory once, instead of DSYRK's zeroing pass, its update pass and the
+/// extend-add pass over a CB that outgrows the cache (bench/README.md,
+/// session 32). L21: rows k.. of the panel Ls (leading dimension m).
+void cb_by_column_blocks(const FrontPlan& P, idx_t s, const double* Ls, idx_t m, idx_t k, double* cb,
+                         const double* const* child_cb, idx_t w) {
+  const idx_t mc = m - k;
+  const double* L21 = Ls + k;
+  // Per child: the next of its CB columns (local index) to add; columns
+  // whose parent column is in the panel (rel < k) were added before the POTRF.
+  thread_local std::vector<idx_t> next;
+  const idx_t c0 = P.child_ptr[s], nchild = P.child_ptr[s + 1] - c0;
+  next.assign(static_cast<std::size_t>(nchild), 0);
+  for (idx_t q = 0; q < nchild; ++q) {
+    const idx_t c = P.child_list[c0 + q], mcc = P.cb_order(c);
+    const idx_t* rel = &P.rel[P.rel_ptr[c]];
+    next[q] = static_cast<idx_t>(std::lower_bound(rel, rel + mcc, k) - rel);  // rel is increasing
+  }
+  for (idx_t j0 = 0; j0 < mc; j0 += w) {
+    const idx_t j1 = std::min(mc, j0 + w);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<int>(mc - j0), static_cast<int>(j1 - j0),
+                static_cast<int>(k), -1.0, L21 + j0, static_cast<int>(m), L21 + j0, static_cast<int>(m), 0.0,
+                cb + j0 * mc + j0, static_cast<int>(mc));
+    for (idx_t q = 0; q < nchild; ++q) {
+      const idx_t c = P.child_list[c0 + q], mcc = P.cb_order(c);
+      const idx_t* rel = &P.rel[P.rel_ptr[c]];
+      const double* cbc = child_cb[q];
+      idx_t jj = next[q];
+      for (; jj < mcc && rel[jj] - k < j1; ++jj) {
+        const double* src = cbc + jj * mcc;
+        double* dst = cb + (rel[jj] - k) * mc - k;
+        for (idx_t ii = jj; ii < mcc; ++ii) dst[rel[ii]] += src[ii];
+      }
+      next[q] = jj;
+    }
+  }
+}
+
 }  // namespace
 
-idx_t cb_gemm_max_order() {
-  static const idx_t limit = [] {
-    const char* e = std::getenv("STARFRONT_CB_GEMM_MAX");
-    if (!e || !*e) return idx_t{0};
+idx_t cb_block_columns() {
+  static const idx_t width = [] {
+    const char* e = std::getenv("STARFRONT_CB_BLOCK");
+    if (!e || !*e) return kCbBlockColumns;
     char* end = nullptr;
     const long v = std::strtol(e, &end, 10);
-    return *end == '\0' && v > 0 ? static_cast<idx_t>(v) : idx_t{0};
+    return *end == '\0' && v >= 0 ? static_cast<idx_t>(v) : kCbBlockColumns;
   }();
-  return limit;
+  return width;
 }
 
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
@@ -90,7 +134,7 @@ idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const 
 }
 
 FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls,
-                             double* cb, const double* const* child_cb, double pivot_tol) {
+                             double* cb, const double* const* child_cb, double pivot_tol, idx_t cb_block) {
   FrontResult r;
   const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
   // The panel first (zeroed, A's entries, the children's panel columns); the
@@ -121,14 +165,17 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
     cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
                 im, Ls + k, im);
-    // A small CB by DGEMM over the whole square (twice DSYRK's flops) when
-    // the measurement knob asks for it (cb_gemm_max_order()).
-    if (mc <= cb_gemm_max_order())
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, imc, imc, ik, -1.0, Ls + k, im, Ls + k, im, 0.0, cb, imc);
-    else
+    // By column blocks when the update is memory-bound (fewer than
+    // kCbBlockMaxColumns fully-summed columns: < 256 flops per CB entry);
+    // wider panels keep one DSYRK, whose large compute-bound update DGEMMs
+    // of a few columns would slow (lap3d 60³'s fronts on one core).
+    if (const idx_t w = cb_block < 0 ? cb_block_columns() : cb_block; w > 0 && k < kCbBlockMaxColumns) {
+      cb_by_column_blocks(P, s, Ls, m, k, cb, child_cb, w);
+    } else {
       cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, imc, ik, -1.0, Ls + k, im, 0.0, cb, imc);
-    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
-      extend_add_cb(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, cb);
+      for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)
+        extend_add_cb(P, P.child_list[q], child_cb[q - P.child_ptr[s]], m, k, cb);
+    }
   }
   r.state = FrontResult::State::done;
   return r;

@@ -32,30 +32,41 @@ idx_t check_pivots(const FrontPlan& P, idx_t first, const double* values, const 
 void assemble_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls, double* cb,
                         const double* const* child_cb);
 
-/// Largest CB order computed by one DGEMM over the whole (m-k)×(m-k) square
-/// instead of DSYRK on its lower triangle: 0 (DSYRK at every order) unless
-/// the measurement knob STARFRONT_CB_GEMM_MAX=N sets N (read once). On one
-/// SkylakeX core OpenBLAS's DSYRK costs more per call than that DGEMM up to
-/// order ~160 (`blas_scaling --cb`); on the H200 machine the effect on lap3d
-/// 60³ was not shown (bench/README.md, session 31), so it stays off.
-idx_t cb_gemm_max_order();
+/// Default of cb_block_columns(): 16 to 48 took about the same time on one
+/// SkylakeX core (lap3d 60³'s CPU subtrees, bench/README.md, session 32).
+constexpr idx_t kCbBlockColumns = 32;
+
+/// Fronts with at least this many fully-summed columns compute their CB by
+/// one DSYRK (compute-bound: 2k flops per CB entry), the others by column
+/// blocks (cb_block_columns).
+constexpr idx_t kCbBlockMaxColumns = 128;
+
+/// Width (columns) of the column blocks in which factor_front_cpu computes
+/// the CB of a front with k < kCbBlockMaxColumns: per block, one DGEMM
+/// (β = 0) and the children's extend-add into it while it is in cache.
+/// kCbBlockColumns unless the measurement knob STARFRONT_CB_BLOCK=N sets N
+/// (read once); 0: one DSYRK over the whole CB, then the extend-add (the
+/// kernel before session 32).
+idx_t cb_block_columns();
 
 /// Factorises front s of the plan P in place.
 ///   values    A's values (P.nnz_a doubles, the caller's lower CSC order)
 ///   Ls        the m×k factor panel (leading dimension m), overwritten
 ///   cb        the (m-k)×(m-k) CB buffer (leading dimension m-k): its lower
 ///             triangle (diagonal included) is overwritten; its strict upper
-///             triangle is never read, and is overwritten (with −L21·L21ᵀ,
-///             no children's entries) when m-k <= cb_gemm_max_order(); may be
-///             null when m == k
+///             triangle is never read, and may be overwritten (in the
+///             diagonal blocks of cb_block_columns() columns, with
+///             −L21·L21ᵀ, no children's entries); may be null when m == k
 ///   child_cb  child_cb[i] is the CB buffer of the i-th child of s in
 ///             P.child_list order
 ///   pivot_tol a pivot d_jj (the diagonal of the Schur complement when column j
 ///             is eliminated) is refused when it is not finite or
 ///             d_jj <= pivot_tol·|a_jj| (a_jj: A's diagonal entry, 0 if absent)
+///   cb_block  width of the CB's column blocks (cb_block_columns(), which
+///             the default -1 reads; 0: one DSYRK); tests set it
 /// On failure the front's factor is left partial and the result says which
 /// column failed; the CB is then not meaningful. Cost: P.front_flops[s] flops.
 FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, double* Ls,
-                             double* cb, const double* const* child_cb, double pivot_tol);
+                             double* cb, const double* const* child_cb, double pivot_tol, idx_t cb_block = -1);
 
 }  // namespace starfront
