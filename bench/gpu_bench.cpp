@@ -92,6 +92,9 @@
 #include "solve/solve.hpp"
 
 #include "bench_common.hpp"
+#include "thread_stacks.hpp"
+
+#include <starpu.h>
 
 using namespace starfront;
 using namespace starfront::bench;
@@ -246,6 +249,31 @@ struct Input {
   std::array<long long, kTaskKinds> on_gpu{};  ///< per factorisation, tasks of each kind run by CUDA workers
 };
 
+/// After a factorisation abandoned by the watchdog (its tasks never end, so
+/// StarPU cannot shut down): StarPU's memory per node and every thread's
+/// call stack to stderr, then the process ends (exit status 3): at once, or
+/// after STARFRONT_BENCH_STALL_WAIT seconds when that is set.
+[[noreturn]] void stalled_exit() {
+  std::fflush(stdout);
+  for (unsigned node = 0; node < starpu_memory_nodes_get_count(); ++node) {
+    char name[64] = {0};
+    starpu_memory_node_get_name(node, name, sizeof name);
+    std::fprintf(stderr, "gpu_bench: stalled: memory node %u (%s): total %lld, available %lld, used %lld bytes\n", node,
+                 name, static_cast<long long>(starpu_memory_get_total(node)),
+                 static_cast<long long>(starpu_memory_get_available(node)),
+                 static_cast<long long>(starpu_memory_get_used(node)));
+  }
+  std::fflush(stderr);
+  dump_thread_stacks(2);
+  // STARFRONT_BENCH_STALL_WAIT=S: stay S seconds more (for a debugger to
+  // attach: tools/device/run-relax.sh, step stall).
+  const char* wait = std::getenv("STARFRONT_BENCH_STALL_WAIT");
+  std::fprintf(stderr, "gpu_bench: stalled: stacks written (pid %d)\n", static_cast<int>(getpid()));
+  std::fflush(stderr);
+  if (wait && std::atoi(wait) > 0) std::this_thread::sleep_for(std::chrono::seconds(std::atoi(wait)));
+  std::_Exit(3);
+}
+
 /// Factorises `repeat` times after a warm-up on the running StarPU; median
 /// seconds and the backward error of A x = A·1 (negative time on failure).
 double time_starpu(Input& in, Solver& solver, int repeat, double& berr, const FactorOptions& fo) {
@@ -254,6 +282,7 @@ double time_starpu(Input& in, Solver& solver, int repeat, double& berr, const Fa
   for (int k = 0; k <= repeat; ++k) {
     if (Status st = solver.factorize(in.A, fo, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
+      if (st.message.find("abandoned") != std::string::npos) stalled_exit();
       return -1.0;
     }
     if (k > 0) {

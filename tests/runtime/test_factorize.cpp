@@ -5,6 +5,7 @@
 // counts, and the not-positive-definite error.
 #include <gtest/gtest.h>
 #include <lapacke.h>
+#include <starpu.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,11 +19,14 @@
 #include <string>
 
 #include "api/solver.hpp"
+#include "common/problem.hpp"
+#include "cpu/front_cholesky.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
 #include "plan/cb_slots.hpp"
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/starpu_executor.hpp"
 #include "solve/solve.hpp"
 #include "sparse/csc.hpp"
 #include "sparse/generators.hpp"
@@ -81,6 +85,53 @@ TEST(SequentialFactorize, RandomSpdMatchesDenseLapack) {
       const std::vector<double> x = solve_with(solver, A, b, Executor::sequential);
       EXPECT_LT(rel_diff(x, dense_solve(A, b)), 1e-12) << "seed " << seed << " n " << n;
       EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-14) << "seed " << seed;
+    }
+  }
+}
+
+/// The factor of a multifrontal pass over every front of P in postorder,
+/// each front by factor_front_cpu with CB column blocks of width w (0: one
+/// DSYRK); every CB in its own buffer.
+std::vector<double> factor_all_fronts(const FrontPlan& P, const double* values, idx_t w) {
+  std::vector<double> Lx(static_cast<std::size_t>(P.factor_size()), 0.0);
+  std::vector<std::vector<double>> cb(static_cast<std::size_t>(P.nsuper));
+  for (idx_t s = 0; s < P.nsuper; ++s) {
+    cb[s].assign(static_cast<std::size_t>(P.cb_order(s) * P.cb_order(s)), std::nan(""));  // never read before written
+    std::vector<const double*> child;
+    for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) {
+      EXPECT_LT(P.child_list[q], s);
+      child.push_back(cb[P.child_list[q]].data());
+    }
+    const FrontResult r = factor_front_cpu(P, s, values, Lx.data() + P.l_offset[s],
+                                           P.cb_order(s) > 0 ? cb[s].data() : nullptr, child.data(), 0.0, w);
+    EXPECT_EQ(r.state, FrontResult::State::done) << "front " << s;
+  }
+  return Lx;
+}
+
+TEST(CpuFrontKernel, CbByColumnBlocksEqualsOneDsyrk) {
+  // A 3D Laplacian (CBs of order up to ~250 from few columns: several
+  // blocks each, children's columns spread over them) and random SPD
+  // patterns with random values; widths 1 (every column its own block),
+  // odd ones, the default and one above every CB (a single block).
+  std::vector<CscMatrix> As(1);
+  ASSERT_TRUE(laplace3d(11, 7, As[0]).ok());
+  for (std::uint64_t seed : {3u, 8u}) As.push_back(random_spd(500, 0.01 * seed, seed));
+  for (const CscMatrix& A : As) {
+    testing::Problem pb;
+    testing::setup(pb, A);
+    idx_t blocked_fronts = 0;
+    for (idx_t s = 0; s < pb.P.nsuper; ++s)
+      blocked_fronts += pb.P.ncols(s) < kCbBlockMaxColumns && pb.P.cb_order(s) > kCbBlockColumns;
+    EXPECT_GT(blocked_fronts, 3) << "n " << A.n << ": too few fronts with several column blocks";
+    const std::vector<double> ref = factor_all_fronts(pb.P, pb.A.values.data(), 0);
+    double scale = 0;
+    for (double v : ref) scale = std::max(scale, std::fabs(v));
+    for (idx_t w : {idx_t{1}, idx_t{5}, idx_t{17}, kCbBlockColumns, idx_t{100000}}) {
+      const std::vector<double> Lx = factor_all_fronts(pb.P, pb.A.values.data(), w);
+      double diff = 0;
+      for (std::size_t i = 0; i < Lx.size(); ++i) diff = std::max(diff, std::fabs(Lx[i] - ref[i]));
+      EXPECT_LE(diff, 1e-13 * scale) << "n " << A.n << " width " << w;
     }
   }
 }
@@ -350,6 +401,54 @@ TEST_F(StarpuTest, WatchdogCancelsAStalledFactorisation) {
 /// Tridiagonal SPD matrix except one negative diagonal entry at column j:
 /// under every ordering the failing pivot is column j (its pivot is at most
 /// a_jj < 0 whatever the order; the others only grow).
+TEST_F(StarpuTest, MainMemoryIsNotCappedUnlessTheCallerCapsIt) {
+  // StarPU's own cap (90% of what hwloc saw at starpu_init) is lifted: with
+  // it, a VM whose memory grew after boot stalled its first large
+  // factorisation (bench/README.md, session 32). A cap the caller sets stays.
+  unsetenv("STARPU_LIMIT_CPU_MEM");
+  unsetenv("STARPU_LIMIT_CPU_NUMA_MEM");
+  start("lws", 1);
+  EXPECT_EQ(starpu_memory_get_total(STARPU_MAIN_RAM), -1);  // StarPU's "no limit"
+  EXPECT_EQ(std::getenv("STARPU_LIMIT_CPU_NUMA_MEM"), nullptr);  // set for starpu_init only
+  rt_.reset();
+  setenv("STARPU_LIMIT_CPU_MEM", "256", 1);
+  start("lws", 1);
+  unsetenv("STARPU_LIMIT_CPU_MEM");
+  EXPECT_EQ(starpu_memory_get_total(STARPU_MAIN_RAM), 256LL << 20);
+}
+
+TEST_F(StarpuTest, MainMemoryCapBelowTheSlotsIsAnErrorNotAStall) {
+  // With the caller's cap below the contribution-block slots StarPU must
+  // allocate, StarPU waited for ever for memory (a CPU worker in
+  // starpu_memory_allocate); the factorisation now says so up front, before
+  // it touches the caller's factor.
+  setenv("STARPU_LIMIT_CPU_MEM", "1", 1);
+  start("lws", 2);
+  unsetenv("STARPU_LIMIT_CPU_MEM");
+  CscMatrix small, big;
+  ASSERT_TRUE(laplace3d(4, 7, small).ok());
+  ASSERT_TRUE(laplace3d(24, 7, big).ok());
+  Solver ok_solver, solver;
+  ASSERT_TRUE(ok_solver.analyse(small, AnalysisOptions{}).ok());
+  FactorOptions fo;
+  fo.watchdog_seconds = 60;
+  ASSERT_TRUE(ok_solver.factorize(small, fo, Executor::starpu).ok());  // its slots fit: it runs
+  ASSERT_TRUE(solver.analyse(big, AnalysisOptions{}).ok());
+  NumericFactor F;
+  ASSERT_TRUE(factorize_sequential(solver.graph(), big, fo, F).ok());
+  const std::vector<double> before = F.Lx;
+  const Status st = factorize_starpu(solver.graph(), big, fo, F);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code, StatusCode::runtime_error);
+  EXPECT_NE(st.message.find("capped at 1 MiB"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("STARPU_LIMIT_CPU_MEM"), std::string::npos) << st.message;
+  EXPECT_EQ(F.Lx, before) << "the caller's factor was touched";
+  // The Solver reports it the same way (and, as after any failed
+  // factorisation, holds no factor).
+  const Status st2 = solver.factorize(big, fo, Executor::starpu);
+  EXPECT_EQ(st2.code, StatusCode::runtime_error) << st2.message;
+}
+
 TEST_F(StarpuTest, NotPositiveDefiniteNamesTheColumn) {
   start("lws", 2);
   const idx_t n = 200;

@@ -17,7 +17,7 @@ b=$work/bundle
 out=${OUT:-/tmp}
 export LD_LIBRARY_PATH=$b/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export STARPU_SILENT=1 STARPU_HOME=$work STARFRONT_DATA_DIR=$b/data STARFRONT_TEST_DATA_DIR=$b/data
-{ date -u; nvidia-smi -L; nproc; uname -r; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 |
+{ date -u; nvidia-smi -L; nproc; uname -r; grep MemTotal /proc/meminfo; ldd "$b/bin/gpu_bench" | grep -E "cu|nv|starpu|not found"; } 2>&1 |
   tee "$out/env.txt"
 
 # gpu_tests [-e REGEX] TEST...: runs each GPU test binary (a bundled one by

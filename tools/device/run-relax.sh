@@ -86,6 +86,18 @@
 #             start and end stamps of the fused task, and the run's; then
 #             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
 #             (items as in AB_VARIANTS)
+#   stall     stall.txt: the debuggers present, the CUDA JIT cache and the
+#             memory (/proc/meminfo) before and after, the GPU's persistence
+#             mode, then STALL_RUNS (default 2)
+#             runs of gpu_bench --repeat 3 --gpu-graph --no-cpu --watchdog 15
+#             on STALL_MATRICES (default lap3d:100) with STALL_ARGS, their
+#             whole output: when the watchdog abandons a factorisation,
+#             gpu_bench prints StarPU's memory per node and every thread's
+#             call stack (resolve the "lib(+offset)" frames here with
+#             addr2line on the bundled libraries) and waits, and cuda-gdb
+#             attaches (info cuda kernels, every thread's backtrace). Put it
+#             first: the stall it looks at hit the first lap3d 100^3 process
+#             of each freshly started machine (bench/README.md, session 31)
 #   (every gpu_bench run: --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
 #   chain     chain.txt: each front of the fused kernel's critical chain
@@ -305,6 +317,45 @@ if has ab; then
       done
     done
   } 2>&1 | tee "$out/ab.md"
+fi
+if has stall; then
+  # One file (the device run returns at most 8 files): the probe, then each
+  # run; a stalled run is also attached to by cuda-gdb (GPU kernels, host
+  # threads) while gpu_bench waits after its own dump.
+  f=$out/stall.txt
+  {
+    echo "### tools"; command -v gdb cuda-gdb eu-stack /usr/local/cuda/bin/cuda-gdb
+    echo "### id: $(id)"
+    echo "### JIT cache before"; ls -la ~/.nv/ComputeCache 2>&1 | head; du -sh ~/.nv 2>&1
+    nvidia-smi --query-gpu=persistence_mode,memory.used,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
+    echo "### uptime"; cat /proc/uptime; grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo
+  } >"$f" 2>&1
+  for i in $(seq 1 "${STALL_RUNS:-2}"); do
+    echo "### stall run $i: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph --watchdog 15 ${STALL_ARGS:-} ${STALL_MATRICES:-lap3d:100}" >>"$f"
+    r=$out/stall-run.txt
+    # shellcheck disable=SC2086
+    STARFRONT_BENCH_STALL_WAIT=90 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod --no-cusolversp \
+      --gpu-graph --watchdog 15 ${STALL_ARGS:-} ${STALL_MATRICES:-lap3d:100} >"$r" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 150); do
+      sleep 1
+      grep -q "stacks written" "$r" && break
+      kill -0 "$pid" 2>/dev/null || break
+    done
+    if grep -q "stacks written" "$r"; then
+      timeout 80 /usr/local/cuda/bin/cuda-gdb -p "$pid" -batch -ex "info cuda kernels" -ex "thread apply all bt 40" \
+        >"$out/cuda-gdb.txt" 2>&1
+    fi
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    echo "exit $?" >>"$r"
+    cat "$r" >>"$f"
+    [ -f "$out/cuda-gdb.txt" ] && { echo "### cuda-gdb"; cat "$out/cuda-gdb.txt"; } >>"$f"
+    rm -f "$r" "$out/cuda-gdb.txt"
+    tail -n 3 "$f"
+  done
+  { echo "### JIT cache after"; ls -la ~/.nv/ComputeCache 2>&1 | head; du -sh ~/.nv 2>&1
+    echo "### uptime"; cat /proc/uptime; grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo; } >>"$f" 2>&1
 fi
 if has lap; then
   # The GPU graph of large Laplacians (issue 5's regime: hundreds of tasks on

@@ -87,6 +87,20 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+/// Whether the environment caps StarPU's main memory (STARPU_LIMIT_CPU_MEM,
+/// STARPU_LIMIT_CPU_NUMA_MEM or STARPU_LIMIT_CPU_NUMA_<n>_MEM, set).
+bool cpu_memory_limit_set() {
+  for (char** e = ::environ; e && *e; ++e) {
+    const std::string kv(*e);
+    const std::string name = kv.substr(0, kv.find('='));
+    if (name == "STARPU_LIMIT_CPU_MEM" || name == "STARPU_LIMIT_CPU_NUMA_MEM" ||
+        (name.rfind("STARPU_LIMIT_CPU_NUMA_", 0) == 0 && name.size() > 26 &&
+         name.compare(name.size() - 4, 4, "_MEM") == 0))
+      if (kv.size() > name.size() + 1) return true;
+  }
+  return false;
+}
+
 /// The environment StarPU reads at starpu_init to record an FxT trace into
 /// `dir` (raw file dir/prof_file_<id>, id 0 without MPI).
 struct TraceEnv {
@@ -149,6 +163,15 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   setenv("STARPU_FXT_TRACE", "0", 0);
   std::optional<TraceEnv> trace_env;  // only while starpu_init reads it
   if (!opts.trace_dir.empty()) trace_env.emplace(opts.trace_dir);
+  // StarPU caps main memory at 90% of what hwloc reports at starpu_init and
+  // waits, without end, for an allocation beyond it (StarPU 1.4: a limit of
+  // 0 MiB is no limit). On the H200 machine (a VM whose memory grows after
+  // boot) hwloc saw about 5 GiB in the first process, and the first lap3d
+  // 100^3 factorisation on each fresh machine stalled with that node full
+  // (bench/README.md, session 32). starfront plans its memory itself: the
+  // cap is lifted unless the caller sets one (checked per factorisation).
+  std::optional<ScopedEnv> no_cpu_cap;  // only while starpu_init reads it
+  if (!cpu_memory_limit_set()) no_cpu_cap.emplace("STARPU_LIMIT_CPU_NUMA_MEM", "0");
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.sched_policy_name = opts.sched.c_str();
@@ -189,6 +212,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   ret = starpu_init(&conf);
 #endif
   trace_env.reset();
+  no_cpu_cap.reset();
   if (ret != 0) {
     g_started = false;
     return Status::error(StatusCode::runtime_error,

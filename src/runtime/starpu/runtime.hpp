@@ -70,6 +70,15 @@ class StarpuRuntime {
   /// environment already sets them; never installs signal handlers. With a
   /// trace_dir, sets STARPU_FXT_TRACE=1, STARPU_FXT_PREFIX and
   /// STARPU_FXT_SUFFIX for starpu_init only and restores them afterwards.
+  /// Lifts StarPU's cap on main memory (90% of the memory hwloc saw at
+  /// starpu_init) by setting STARPU_LIMIT_CPU_NUMA_MEM=0 for starpu_init
+  /// only, unless the caller's environment sets STARPU_LIMIT_CPU_MEM,
+  /// STARPU_LIMIT_CPU_NUMA_MEM or STARPU_LIMIT_CPU_NUMA_<n>_MEM: starfront
+  /// plans its memory itself, and a cap below what the contribution-block
+  /// slots need made StarPU wait for memory that never freed (on a VM whose
+  /// memory grew after boot, its first large factorisation stalled:
+  /// bench/README.md, session 32). A cap the caller sets is checked by each
+  /// factorisation instead (factorize_starpu).
   /// Errors for a trace: io_error when the folder cannot be created,
   /// runtime_error when this StarPU has no FxT support.
   static Status start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out);

@@ -192,6 +192,24 @@ std::string ready_not_started(const TaskGraph& G, const Run& r, idx_t submitted,
   return std::to_string(count) + (count ? " (" + out + (count > 8 ? ", ..." : "") + ")" : "");
 }
 
+/// StarPU's accounting of each memory node it caps: "NAME used U of T MiB"
+/// joined by ", " ("none capped" when no node has a cap). A node whose
+/// allocations reach its cap makes StarPU wait for memory (watchdog message).
+std::string memory_nodes_text() {
+  std::string out;
+  for (unsigned node = 0; node < starpu_memory_nodes_get_count(); ++node) {
+    const starpu_ssize_t total = starpu_memory_get_total(node);
+    if (total < 0) continue;
+    char name[64] = {0}, buf[160];
+    starpu_memory_node_get_name(node, name, sizeof name);
+    std::snprintf(buf, sizeof buf, "%s%s used %.0f of %.0f MiB", out.empty() ? "" : ", ", name,
+                  static_cast<double>(starpu_memory_get_used(node)) / 1048576.0,
+                  static_cast<double>(total) / 1048576.0);
+    out += buf;
+  }
+  return out.empty() ? "none capped" : out;
+}
+
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);
@@ -274,6 +292,61 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   if (!st.ok()) return st;
   const auto t0 = std::chrono::steady_clock::now();
   const idx_t nt = static_cast<idx_t>(G.tasks.size());
+  // The CB slots written by fused subtree tasks (CPU cores, mostly) get a
+  // home in NumericFactor::cb_host, kept across refactorisations with the
+  // same graph: registered without a home, StarPU allocated (and, with CUDA
+  // workers, page-locked) them and freed them in every factorisation, and
+  // the subtree kernels page-faulted on their output (measured: 191k minor
+  // faults, 750 MB, per warm lap3d 60^3 factorisation on 2 cores). A home
+  // slot is never written back: it is unregistered without coherency at the
+  // end. STARFRONT_PERSISTENT_SLOTS=0 turns this off (measurement knob).
+  std::vector<std::size_t> slot_home(G.slot_capacity.size(), kNoHome);
+  std::size_t doubles = 0;
+  {
+    // (Only these: a home for every slot would keep the whole slot plan,
+    // cb_planned, resident between factorisations instead of the slots live
+    // at a time: +0.9 GB peak RSS on lap3d 60^3 on CPUs only.)
+    if (!knob_off("STARFRONT_PERSISTENT_SLOTS"))
+      for (const Task& t : G.tasks) {
+        if (t.kind != TaskKind::subtree) continue;
+        for (idx_t a = t.acc_begin; a < t.acc_end; ++a) {
+          const idx_t b = G.accesses[a].block;
+          if (G.blocks[b].offset >= 0 || G.accesses[a].mode == AccessMode::R) continue;
+          std::size_t& home = slot_home[static_cast<std::size_t>(G.slot_of[b])];
+          if (home != kNoHome) continue;
+          home = doubles;
+          doubles += static_cast<std::size_t>(std::max<idx_t>(G.slot_capacity[G.slot_of[b]], 1));
+        }
+      }
+  }
+  // The other slots StarPU allocates itself, on main memory when a CPU task
+  // or a copy home needs them: with a cap on StarPU's main memory (the
+  // caller's STARPU_LIMIT_CPU_*MEM; StarpuRuntime::start lifts StarPU's own)
+  // below their total, StarPU would wait for ever for memory that none of
+  // this factorisation's tasks frees. Checked before the caller's factor is
+  // touched.
+  {
+    double slot_bytes = 0;
+    for (std::size_t x = 0; x < slot_home.size(); ++x)
+      if (slot_home[x] == kNoHome) slot_bytes += 8.0 * static_cast<double>(std::max<idx_t>(G.slot_capacity[x], 1));
+    double cap = 0;
+    bool capped = true;
+    for (unsigned node = 0; node < starpu_memory_nodes_get_count(); ++node) {
+      if (starpu_node_get_kind(node) != STARPU_CPU_RAM) continue;
+      const starpu_ssize_t total = starpu_memory_get_total(node);
+      if (total < 0) capped = false;  // no cap on this node
+      else cap += static_cast<double>(total);
+    }
+    if (capped && slot_bytes > cap) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "StarPU's main memory is capped at %.0f MiB (STARPU_LIMIT_CPU_MEM / STARPU_LIMIT_CPU_NUMA_MEM "
+                    "in the environment), below the %.0f MiB of contribution-block slots that this "
+                    "factorisation may need there: raise or unset the limit",
+                    cap / 1048576.0, slot_bytes / 1048576.0);
+      return Status::error(StatusCode::runtime_error, buf);
+    }
+  }
   // Everything the tasks touch, on the heap: a factorisation abandoned by
   // the watchdog leaves it to the tasks that never finished.
   auto run = std::make_unique<Run>(nt);
@@ -296,43 +369,16 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   run->F.plan = &P;
   run->F.lx_graph = G.build_id;
   run->F.direct_values = std::move(F.direct_values);  // (buffers of any size: grown when needed)
-  // The CB slots written by fused subtree tasks (CPU cores, mostly) get a
-  // home in NumericFactor::cb_host, kept across refactorisations with the
-  // same graph: registered without a home, StarPU allocated (and, with CUDA
-  // workers, page-locked) them and freed them in every factorisation, and
-  // the subtree kernels page-faulted on their output (measured: 191k minor
-  // faults, 750 MB, per warm lap3d 60^3 factorisation on 2 cores). A home
-  // slot is never written back: it is unregistered without coherency at the
-  // end. STARFRONT_PERSISTENT_SLOTS=0 turns this off (measurement knob).
-  std::vector<std::size_t> slot_home(G.slot_capacity.size(), kNoHome);
-  {
-    std::size_t doubles = 0;
-    // (Only these: a home for every slot would keep the whole slot plan,
-    // cb_planned, resident between factorisations instead of the slots live
-    // at a time: +0.9 GB peak RSS on lap3d 60^3 on CPUs only.)
-    if (!knob_off("STARFRONT_PERSISTENT_SLOTS"))
-      for (const Task& t : G.tasks) {
-        if (t.kind != TaskKind::subtree) continue;
-        for (idx_t a = t.acc_begin; a < t.acc_end; ++a) {
-          const idx_t b = G.accesses[a].block;
-          if (G.blocks[b].offset >= 0 || G.accesses[a].mode == AccessMode::R) continue;
-          std::size_t& home = slot_home[static_cast<std::size_t>(G.slot_of[b])];
-          if (home != kNoHome) continue;
-          home = doubles;
-          doubles += static_cast<std::size_t>(std::max<idx_t>(G.slot_capacity[G.slot_of[b]], 1));
-        }
-      }
-    if (doubles > 0 && F.plan == &P && F.cb_graph == G.build_id && F.cb_host_doubles == doubles) {
-      run->F.cb_pin = std::move(F.cb_pin);
-      run->F.cb_host = std::move(F.cb_host);
-    } else if (doubles > 0) {
-      F.cb_pin.reset();
-      F.cb_host.reset();
-      run->F.cb_host.reset(new double[doubles]);  // uninitialised: each occupant is written before it is read
-    }
-    run->F.cb_host_doubles = doubles;
-    run->F.cb_graph = doubles > 0 ? G.build_id : 0;
+  if (doubles > 0 && F.plan == &P && F.cb_graph == G.build_id && F.cb_host_doubles == doubles) {
+    run->F.cb_pin = std::move(F.cb_pin);
+    run->F.cb_host = std::move(F.cb_host);
+  } else if (doubles > 0) {
+    F.cb_pin.reset();
+    F.cb_host.reset();
+    run->F.cb_host.reset(new double[doubles]);  // uninitialised: each occupant is written before it is read
   }
+  run->F.cb_host_doubles = doubles;
+  run->F.cb_graph = doubles > 0 ? G.build_id : 0;
   FactorContext& ctx = run->ctx;
   prepare_factor_context(P, A, opts, run->F, ctx);
   run->progress.stall_task = opts.debug_stall_task;
@@ -613,7 +659,8 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
         ctx.cancelled = true;
         std::string what = "no task completed for " + seconds_text(w) + " (" + done_text + " of " +
                            std::to_string(submitted) + " tasks done; running: " + running_text +
-                           "; ready by the graph but not started: " + ready_text + ")";
+                           "; ready by the graph but not started: " + ready_text +
+                           "; StarPU memory nodes: " + memory_nodes_text() + ")";
         if (!wait_for_tasks(run->progress, submitted, std::max(w, 1.0))) {
           // Still running after as long again: abandon the factorisation. Its
           // state, handles and workers stay alive for the tasks in flight.
