@@ -44,6 +44,8 @@ for p in "$build/bench/gpu_bench" "$build/bench/gpu_blas_bench" "$build/bench/gp
   [ -x "$p" ] && progs+=("$p")
 done
 cp "${progs[@]}" "$out/bundle/bin/"
+# hwmem: the memory hwloc reports (StarPU's main-memory cap is 90% of it)
+cc -O2 "$root/tools/device/hwmem.c" -o "$out/bundle/bin/hwmem" -lhwloc && progs+=("$out/bundle/bin/hwmem")
 # StarPU's trace converter, for `starfront solve --trace` there (STARFRONT_FXT_TOOL)
 fxt_tool=$(pkg-config --variable=prefix starpu-1.4 2>/dev/null || true)/bin/starpu_fxt_tool
 [ -x "$fxt_tool" ] || fxt_tool=$root/.deps/starpu/bin/starpu_fxt_tool

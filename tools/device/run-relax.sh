@@ -87,7 +87,8 @@
 #             tasklog-MATRIX-vI.csv with the I-th setting of TASKLOG_VARIANTS
 #             (items as in AB_VARIANTS)
 #   stall     stall.txt: the debuggers present, the CUDA JIT cache and the
-#             memory (/proc/meminfo) before and after, the GPU's persistence
+#             memory (/proc/meminfo, the NUMA nodes' sysfs meminfo, and
+#             hwloc's view: bin/hwmem) before and after, the GPU's persistence
 #             mode, then STALL_RUNS (default 2)
 #             runs of gpu_bench --repeat 3 --gpu-graph --no-cpu --watchdog 15
 #             on STALL_MATRICES (default lap3d:100) with STALL_ARGS, their
@@ -329,6 +330,7 @@ if has stall; then
     echo "### JIT cache before"; ls -la ~/.nv/ComputeCache 2>&1 | head; du -sh ~/.nv 2>&1
     nvidia-smi --query-gpu=persistence_mode,memory.used,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
     echo "### uptime"; cat /proc/uptime; grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo
+    grep MemTotal /sys/devices/system/node/node*/meminfo; "$b/bin/hwmem"
   } >"$f" 2>&1
   for i in $(seq 1 "${STALL_RUNS:-2}"); do
     echo "### stall run $i: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph --watchdog 15 ${STALL_ARGS:-} ${STALL_MATRICES:-lap3d:100}" >>"$f"
@@ -355,7 +357,8 @@ if has stall; then
     tail -n 3 "$f"
   done
   { echo "### JIT cache after"; ls -la ~/.nv/ComputeCache 2>&1 | head; du -sh ~/.nv 2>&1
-    echo "### uptime"; cat /proc/uptime; grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo; } >>"$f" 2>&1
+    echo "### uptime"; cat /proc/uptime; grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo
+    grep MemTotal /sys/devices/system/node/node*/meminfo; "$b/bin/hwmem"; } >>"$f" 2>&1
 fi
 if has lap; then
   # The GPU graph of large Laplacians (issue 5's regime: hundreds of tasks on
