@@ -138,10 +138,11 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
   FrontResult r;
   const idx_t m = P.front_order(s), k = P.ncols(s), mc = m - k;
   // The panel first (zeroed, A's entries, the children's panel columns); the
-  // CB is written by SYRK with beta = 0 and then receives the children's CB
-  // columns, so it is never zeroed (assemble_front_cpu, used by LDLᵀ, zeroes
-  // the CB and assembles it before the factorisation). Only the CB's lower
-  // triangle is written.
+  // CB is written with beta = 0 (by column blocks of DGEMM, or one SYRK) and
+  // then receives the children's CB columns, so it is never zeroed
+  // (assemble_front_cpu, used by LDLᵀ, zeroes the CB and assembles it before
+  // the factorisation). Of the CB's strict upper triangle only the diagonal
+  // blocks' part may be written (partial sums: never read).
   std::fill(Ls, Ls + m * k, 0.0);
   assemble_original(P, s, values, Ls);
   for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)

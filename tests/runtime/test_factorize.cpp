@@ -398,9 +398,6 @@ TEST_F(StarpuTest, WatchdogCancelsAStalledFactorisation) {
   EXPECT_EQ(solver.factorize(A, bad, Executor::starpu).code, StatusCode::invalid_argument);
 }
 
-/// Tridiagonal SPD matrix except one negative diagonal entry at column j:
-/// under every ordering the failing pivot is column j (its pivot is at most
-/// a_jj < 0 whatever the order; the others only grow).
 TEST_F(StarpuTest, MainMemoryIsNotCappedUnlessTheCallerCapsIt) {
   // StarPU's own cap (90% of what hwloc saw at starpu_init) is lifted: with
   // it, a VM whose memory grew after boot stalled its first large
@@ -449,6 +446,9 @@ TEST_F(StarpuTest, MainMemoryCapBelowTheSlotsIsAnErrorNotAStall) {
   EXPECT_EQ(st2.code, StatusCode::runtime_error) << st2.message;
 }
 
+/// Tridiagonal SPD matrix except one negative diagonal entry at column j:
+/// under every ordering the failing pivot is column j (its pivot is at most
+/// a_jj < 0 whatever the order; the others only grow).
 TEST_F(StarpuTest, NotPositiveDefiniteNamesTheColumn) {
   start("lws", 2);
   const idx_t n = 200;
