@@ -375,6 +375,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       const auto t0 = std::chrono::steady_clock::now();
       if (Status st = solver.refactorize(values, fo, Executor::starpu); !st.ok()) {
         std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
+        if (st.message.find("abandoned") != std::string::npos) stalled_exit();
         return 1;
       }
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -399,6 +400,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
         const auto t0 = std::chrono::steady_clock::now();
         if (Status st = solver.factorize(A, fo, Executor::starpu); !st.ok()) {
           std::fprintf(stderr, "gpu_bench: %s: %s\n", r.name.c_str(), st.message.c_str());
+          if (st.message.find("abandoned") != std::string::npos) stalled_exit();
           return 1;
         }
         tfull.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,11 +25,13 @@ namespace detail {
 
 inline std::atomic<int> g_stack_fd{2};
 inline std::atomic<bool> g_stack_done{false};
+inline std::atomic<long> g_stack_target{-1};  ///< the thread asked now (a late answer of another is dropped)
 
 /// Signal handler: this thread's return addresses, written raw (one
 /// "lib(+offset)" line each, symbolised where the library exports the
 /// function; resolve the rest offline with addr2line on the same library).
 inline void write_own_stack(int) {
+  if (static_cast<long>(syscall(SYS_gettid)) != g_stack_target.load()) return;  // answered too late
   void* frames[64];
   const int n = backtrace(frames, 64);
   backtrace_symbols_fd(frames, n, g_stack_fd.load());
@@ -84,6 +87,7 @@ inline void dump_thread_stacks(int fd) {
             detail::task_file(e->d_name, "wchan").c_str(), tid == self ? " (this thread: dumping)" : "");
     if (tid == self) continue;
     detail::g_stack_done.store(false);
+    detail::g_stack_target.store(static_cast<long>(tid));
     if (syscall(SYS_tgkill, pid, tid, sig) != 0) {
       dprintf(fd, "(cannot signal it: %s)\n", std::strerror(errno));
       continue;

@@ -19,9 +19,10 @@ void assemble_original(const FrontPlan& P, idx_t s, const double* values, double
 /// Extend-add of the CB of child c (order mc, lower part) into front s, in
 /// two halves: rows and columns go through the relative indices; the columns
 /// whose target is below k go to the panel Ls (extend_add_panel), the others
-/// to the CB of s (extend_add_cb). The Cholesky kernel runs the second half
-/// after its SYRK has overwritten the CB's lower triangle with -L21·L21ᵀ, so
-/// that the CB buffer is never zeroed.
+/// to the CB of s (extend_add_cb; cb_by_column_blocks adds them block by
+/// block). The Cholesky kernel adds the second half after its SYRK or DGEMM
+/// has overwritten the CB's lower triangle with -L21·L21ᵀ, so that the CB
+/// buffer is never zeroed.
 void extend_add_panel(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* Ls) {
   const idx_t mc = P.cb_order(c);
   const idx_t* rel = &P.rel[P.rel_ptr[c]];
@@ -142,7 +143,8 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
   // then receives the children's CB columns, so it is never zeroed
   // (assemble_front_cpu, used by LDLᵀ, zeroes the CB and assembles it before
   // the factorisation). Of the CB's strict upper triangle only the diagonal
-  // blocks' part may be written (partial sums: never read).
+  // blocks' part may be written (−L21·L21ᵀ without the children's entries:
+  // never read).
   std::fill(Ls, Ls + m * k, 0.0);
   assemble_original(P, s, values, Ls);
   for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q)

@@ -87,16 +87,21 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-/// Whether the environment caps StarPU's main memory (STARPU_LIMIT_CPU_MEM,
-/// STARPU_LIMIT_CPU_NUMA_MEM or STARPU_LIMIT_CPU_NUMA_<n>_MEM, set).
+/// Whether the environment caps StarPU's main memory: STARPU_LIMIT_CPU_MEM or
+/// STARPU_LIMIT_CPU_NUMA_MEM set, or STARPU_LIMIT_CPU_NUMA_<n>_MEM set with
+/// STARPU_USE_NUMA on (StarPU 1.4 reads the per-node variables only then:
+/// topology.c, _starpu_cpu_get_global_mem_size).
 bool cpu_memory_limit_set() {
+  const char* numa = std::getenv("STARPU_USE_NUMA");
+  const bool numa_on = numa && *numa && std::atoi(numa) != 0;
   for (char** e = ::environ; e && *e; ++e) {
     const std::string kv(*e);
     const std::string name = kv.substr(0, kv.find('='));
-    if (name == "STARPU_LIMIT_CPU_MEM" || name == "STARPU_LIMIT_CPU_NUMA_MEM" ||
-        (name.rfind("STARPU_LIMIT_CPU_NUMA_", 0) == 0 && name.size() > 26 &&
-         name.compare(name.size() - 4, 4, "_MEM") == 0))
-      if (kv.size() > name.size() + 1) return true;
+    if (kv.size() <= name.size() + 1) continue;  // set but empty: StarPU ignores it
+    if (name == "STARPU_LIMIT_CPU_MEM" || name == "STARPU_LIMIT_CPU_NUMA_MEM") return true;
+    if (numa_on && name.rfind("STARPU_LIMIT_CPU_NUMA_", 0) == 0 && name.size() > 26 &&
+        name.compare(name.size() - 4, 4, "_MEM") == 0)
+      return true;
   }
   return false;
 }
@@ -165,7 +170,8 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (!opts.trace_dir.empty()) trace_env.emplace(opts.trace_dir);
   // StarPU caps main memory at 90% of what hwloc reports at starpu_init and
   // waits, without end, for an allocation beyond it (StarPU 1.4: a limit of
-  // 0 MiB is no limit). On the H200 machine (a VM whose memory grows after
+  // 0 MiB is no limit; with none, only starpu_memory_allocate's
+  // STARPU_MEMORY_WAIT could still wait, and starfront never passes it). On the H200 machine (a VM whose memory grows after
   // boot) hwloc saw about 5 GiB in the first process, and the first lap3d
   // 100^3 factorisation on each fresh machine stalled with that node full
   // (bench/README.md, session 32). starfront plans its memory itself: the

@@ -338,11 +338,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       else cap += static_cast<double>(total);
     }
     if (capped && slot_bytes > cap) {
-      char buf[320];
+      char buf[400];
       std::snprintf(buf, sizeof buf,
                     "StarPU's main memory is capped at %.0f MiB (STARPU_LIMIT_CPU_MEM / STARPU_LIMIT_CPU_NUMA_MEM "
-                    "in the environment), below the %.0f MiB of contribution-block slots that this "
-                    "factorisation may need there: raise or unset the limit",
+                    "in the environment, at most 90%% of the memory hwloc reports), below the %.0f MiB of "
+                    "contribution-block slots that this factorisation may need there at most (every slot "
+                    "StarPU allocates, at once): raise or unset the limit",
                     cap / 1048576.0, slot_bytes / 1048576.0);
       return Status::error(StatusCode::runtime_error, buf);
     }
