@@ -35,17 +35,30 @@ void extend_add_panel(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, i
   }
 }
 
-void extend_add_cb(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* cb) {
-  const idx_t mc = P.cb_order(c);
+/// Adds columns [jj0, jj1) of child c's CB (order mcc = cb_order(c), lower
+/// part; columns whose parent column rel[jj] is >= k) into the CB of its
+/// parent (order m-k, leading dimension m-k).
+void add_cb_columns(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* cb, idx_t jj0,
+                    idx_t jj1) {
+  const idx_t mcc = P.cb_order(c);
   const idx_t* rel = &P.rel[P.rel_ptr[c]];
   const idx_t ldcb = m - k;
-  for (idx_t jj = 0; jj < mc; ++jj) {
-    const idx_t pj = rel[jj];
-    if (pj < k) continue;
-    const double* src = cbc + jj * mc;
-    double* dst = cb + (pj - k) * ldcb - k;
-    for (idx_t ii = jj; ii < mc; ++ii) dst[rel[ii]] += src[ii];
+  for (idx_t jj = jj0; jj < jj1; ++jj) {
+    const double* src = cbc + jj * mcc;
+    double* dst = cb + (rel[jj] - k) * ldcb - k;
+    for (idx_t ii = jj; ii < mcc; ++ii) dst[rel[ii]] += src[ii];
   }
+}
+
+/// First column of child c's CB whose parent column is in the parent's CB
+/// (rel >= k; rel is increasing).
+idx_t first_cb_column(const FrontPlan& P, idx_t c, idx_t k) {
+  const idx_t* rel = &P.rel[P.rel_ptr[c]];
+  return static_cast<idx_t>(std::lower_bound(rel, rel + P.cb_order(c), k) - rel);
+}
+
+void extend_add_cb(const FrontPlan& P, idx_t c, const double* cbc, idx_t m, idx_t k, double* cb) {
+  add_cb_columns(P, c, cbc, m, k, cb, first_cb_column(P, c, k), P.cb_order(c));
 }
 
 /// The CB of a Cholesky front by column blocks of width w (cb_block_columns):
@@ -65,12 +78,8 @@ void cb_by_column_blocks(const FrontPlan& P, idx_t s, const double* Ls, idx_t m,
   // whose parent column is in the panel (rel < k) were added before the POTRF.
   thread_local std::vector<idx_t> next;
   const idx_t c0 = P.child_ptr[s], nchild = P.child_ptr[s + 1] - c0;
-  next.assign(static_cast<std::size_t>(nchild), 0);
-  for (idx_t q = 0; q < nchild; ++q) {
-    const idx_t c = P.child_list[c0 + q], mcc = P.cb_order(c);
-    const idx_t* rel = &P.rel[P.rel_ptr[c]];
-    next[q] = static_cast<idx_t>(std::lower_bound(rel, rel + mcc, k) - rel);  // rel is increasing
-  }
+  next.resize(static_cast<std::size_t>(nchild));
+  for (idx_t q = 0; q < nchild; ++q) next[q] = first_cb_column(P, P.child_list[c0 + q], k);
   for (idx_t j0 = 0; j0 < mc; j0 += w) {
     const idx_t j1 = std::min(mc, j0 + w);
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, static_cast<int>(mc - j0), static_cast<int>(j1 - j0),
@@ -79,13 +88,9 @@ void cb_by_column_blocks(const FrontPlan& P, idx_t s, const double* Ls, idx_t m,
     for (idx_t q = 0; q < nchild; ++q) {
       const idx_t c = P.child_list[c0 + q], mcc = P.cb_order(c);
       const idx_t* rel = &P.rel[P.rel_ptr[c]];
-      const double* cbc = child_cb[q];
       idx_t jj = next[q];
-      for (; jj < mcc && rel[jj] - k < j1; ++jj) {
-        const double* src = cbc + jj * mcc;
-        double* dst = cb + (rel[jj] - k) * mc - k;
-        for (idx_t ii = jj; ii < mcc; ++ii) dst[rel[ii]] += src[ii];
-      }
+      while (jj < mcc && rel[jj] - k < j1) ++jj;  // the child's columns landing in [j0, j1)
+      add_cb_columns(P, c, child_cb[q], m, k, cb, next[q], jj);
       next[q] = jj;
     }
   }

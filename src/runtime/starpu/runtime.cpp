@@ -171,11 +171,12 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   // StarPU caps main memory at 90% of what hwloc reports at starpu_init and
   // waits, without end, for an allocation beyond it (StarPU 1.4: a limit of
   // 0 MiB is no limit; with none, only starpu_memory_allocate's
-  // STARPU_MEMORY_WAIT could still wait, and starfront never passes it). On the H200 machine (a VM whose memory grows after
-  // boot) hwloc saw about 5 GiB in the first process, and the first lap3d
-  // 100^3 factorisation on each fresh machine stalled with that node full
-  // (bench/README.md, session 32). starfront plans its memory itself: the
-  // cap is lifted unless the caller sets one (checked per factorisation).
+  // STARPU_MEMORY_WAIT could still wait, and starfront never passes it). On
+  // the H200 machine (a VM whose node 0 counts more memory as time passes
+  // after boot) hwloc saw about 5 GB in the first process, and the first
+  // lap3d 100^3 factorisation on each fresh machine stalled with that node
+  // full (bench/README.md, session 32). starfront plans its memory itself:
+  // the cap is lifted unless the caller sets one (checked per factorisation).
   std::optional<ScopedEnv> no_cpu_cap;  // only while starpu_init reads it
   if (!cpu_memory_limit_set()) no_cpu_cap.emplace("STARPU_LIMIT_CPU_NUMA_MEM", "0");
   struct starpu_conf conf;

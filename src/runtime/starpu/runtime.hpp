@@ -72,11 +72,12 @@ class StarpuRuntime {
   /// STARPU_FXT_SUFFIX for starpu_init only and restores them afterwards.
   /// Lifts StarPU's cap on main memory (90% of the memory hwloc saw at
   /// starpu_init) by setting STARPU_LIMIT_CPU_NUMA_MEM=0 for starpu_init
-  /// only, unless the caller's environment sets STARPU_LIMIT_CPU_MEM,
-  /// STARPU_LIMIT_CPU_NUMA_MEM or STARPU_LIMIT_CPU_NUMA_<n>_MEM: starfront
-  /// plans its memory itself, and a cap below what the contribution-block
-  /// slots need made StarPU wait for memory that never freed (on a VM whose
-  /// memory grew after boot, its first large factorisation stalled:
+  /// only, unless the caller's environment sets STARPU_LIMIT_CPU_MEM or
+  /// STARPU_LIMIT_CPU_NUMA_MEM, or STARPU_LIMIT_CPU_NUMA_<n>_MEM with
+  /// STARPU_USE_NUMA on: starfront plans its memory itself, and a cap below
+  /// what the contribution-block slots need made StarPU wait for memory
+  /// that never freed (on a VM whose node 0 counted little memory soon
+  /// after boot, its first large factorisation stalled:
   /// bench/README.md, session 32). A cap the caller sets is checked by each
   /// factorisation instead (factorize_starpu).
   /// Errors for a trace: io_error when the folder cannot be created,

@@ -325,10 +325,8 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // below their total, StarPU would wait for ever for memory that none of
   // this factorisation's tasks frees. Checked before the caller's factor is
   // touched.
+  // (The slots are summed only under a cap: by default there is none.)
   {
-    double slot_bytes = 0;
-    for (std::size_t x = 0; x < slot_home.size(); ++x)
-      if (slot_home[x] == kNoHome) slot_bytes += 8.0 * static_cast<double>(std::max<idx_t>(G.slot_capacity[x], 1));
     double cap = 0;
     bool capped = true;
     for (unsigned node = 0; node < starpu_memory_nodes_get_count(); ++node) {
@@ -337,6 +335,10 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       if (total < 0) capped = false;  // no cap on this node
       else cap += static_cast<double>(total);
     }
+    double slot_bytes = 0;
+    if (capped)
+      for (std::size_t x = 0; x < slot_home.size(); ++x)
+        if (slot_home[x] == kNoHome) slot_bytes += 8.0 * static_cast<double>(std::max<idx_t>(G.slot_capacity[x], 1));
     if (capped && slot_bytes > cap) {
       char buf[400];
       std::snprintf(buf, sizeof buf,
