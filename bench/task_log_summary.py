@@ -13,11 +13,19 @@ from the accesses in submission order (sequential consistency: a read after
 the last write; a write after the last write and every read since;
 RW|COMMUTE accesses of one handle are unordered among themselves).
 
+With --gpu (logs that have the host_begin_s .. gpu_end_s columns): per CUDA
+worker, its tasks in the order its stream ran them, split into GPU time (from
+the stream reaching a task's first queued work to its last: gpu_begin_s to
+gpu_end_s), the time the stream waited between one task's end and the next
+one's begin, and the host time spent queueing (host_begin_s to host_end_s);
+then the same per power-of-two bin of k (front tasks, "(m x k)" in the name):
+whether the stream is bound by its kernels or by the host that feeds it.
+
 With --fit: the subtree tasks' run times fitted (least squares) to
 a * flops + b * fronts (the front count is read from the task name), which
 says whether the CPU subtree kernel is paying per flop or per front.
 
-Usage: task_log_summary.py LOG [--chain N] [--fit]   (N: chain tasks shown, default 40)
+Usage: task_log_summary.py LOG [--chain N] [--fit] [--gpu]   (N: chain tasks shown, default 40)
 """
 import argparse
 import collections
@@ -32,8 +40,8 @@ def read(path):
     for r in rows:
         r["task"] = int(r["task"])
         r["worker"] = int(r["worker"])
-        for k in ("flops", "start_s", "end_s", "done_s"):
-            r[k] = float(r[k])
+        for k in ("flops", "start_s", "end_s", "done_s", "host_begin_s", "host_end_s", "gpu_begin_s", "gpu_end_s"):
+            r[k] = float(r[k]) if r.get(k) not in (None, "") else -1.0
         r["acc"] = [(int(a.split(":")[0]), a.split(":", 1)[1]) for a in r["accesses"].split(";") if a]
     return rows
 
@@ -102,11 +110,57 @@ def subtree_fit(rows):
     return a, b, err, len(pts), sum(n for _, n, _ in pts), sum(f for f, _, _ in pts)
 
 
+def gpu_split(rows):
+    """Prints, per CUDA worker and per bin of k, GPU time, stream waits and
+    host queueing time of the CUDA tasks (see --gpu)."""
+    cuda = [r for r in rows if r["worker_kind"] == "cuda" and r["gpu_begin_s"] >= 0 and r["gpu_end_s"] >= 0]
+    if not cuda:
+        print("\n--gpu: no CUDA task with GPU stamps in this log")
+        return
+    print("\n| CUDA worker | tasks | GPU ms | stream waits ms | host queueing ms | span ms |")
+    print("|---|---|---|---|---|---|")
+    wait_of = {}
+    for w in sorted({r["worker"] for r in cuda}):
+        ts = sorted((r for r in cuda if r["worker"] == w), key=lambda r: r["gpu_begin_s"])
+        gpu = sum(r["gpu_end_s"] - r["gpu_begin_s"] for r in ts)
+        waits = 0.0
+        prev = None
+        for r in ts:
+            gap = max(0.0, r["gpu_begin_s"] - prev) if prev is not None else 0.0
+            wait_of[r["task"]] = gap
+            waits += gap
+            prev = r["gpu_end_s"] if prev is None else max(prev, r["gpu_end_s"])
+        host = sum(r["host_end_s"] - r["host_begin_s"] for r in ts)
+        span = ts[-1]["gpu_end_s"] - ts[0]["gpu_begin_s"]
+        print(f"| {w} | {len(ts)} | {1e3 * gpu:.2f} | {1e3 * waits:.2f} | {1e3 * host:.2f} | {1e3 * span:.2f} |")
+    bins = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for r in cuda:
+        m = re.search(r"\((\d+)x(\d+)\)", r["name"])
+        if not m:
+            continue
+        k = int(m.group(2))
+        b = bins[k.bit_length() - 1]
+        b[0] += 1
+        b[1] += int(m.group(1))
+        b[2] += r["flops"]
+        b[3] += r["gpu_end_s"] - r["gpu_begin_s"]
+        b[4] += wait_of.get(r["task"], 0.0)
+        b[5] += r["host_end_s"] - r["host_begin_s"]
+    print("\n| k | fronts | mean m | GFLOP | GPU us a front | wait before it, us | host queueing us a front | "
+          "GPU TFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for e in sorted(bins):
+        n, msum, fl, g, wt, h = bins[e]
+        print(f"| {1 << e}-{(2 << e) - 1} | {n} | {msum / n:.0f} | {fl / 1e9:.2f} | {1e6 * g / n:.1f} | "
+              f"{1e6 * wt / n:.1f} | {1e6 * h / n:.1f} | {fl / g / 1e12 if g > 0 else 0:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log")
     ap.add_argument("--chain", type=int, default=40)
     ap.add_argument("--fit", action="store_true", help="fit subtree times to flops and front count")
+    ap.add_argument("--gpu", action="store_true", help="CUDA tasks: GPU time, stream waits, host queueing")
     a = ap.parse_args()
     rows = read(a.log)
     if not rows:
@@ -143,6 +197,8 @@ def main():
         kind[r["worker"]] = r["worker_kind"]
     print("\nworker busy (ms, share of the makespan): " + ", ".join(
         f"{w}:{kind[w]} {1e3 * b:.1f} ({100 * b / (t1 - t0):.0f}%)" for w, b in sorted(busy.items())))
+    if a.gpu:
+        gpu_split(rows)
     preds = dependencies(rows)
     t = max(rows, key=lambda r: r["end_s"])["task"]
     chain = []

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "cpu/blas.hpp"
+#include "cpu/small_dense.hpp"
 
 namespace starfront {
 namespace {
@@ -96,6 +98,16 @@ void cb_by_column_blocks(const FrontPlan& P, idx_t s, const double* Ls, idx_t m,
   }
 }
 
+/// STARFRONT_SMALL_TRSM=0 (measurement knob, read once): every front's TRSM
+/// by OpenBLAS's DTRSM, as before session 33.
+bool small_trsm_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("STARFRONT_SMALL_TRSM");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
 }  // namespace
 
 idx_t cb_block_columns() {
@@ -171,8 +183,12 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
   }
   if (mc > 0) {
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls,
-                im, Ls + k, im);
+    // Thin panels (k <= kSmallTrsmMaxK) by a register-tiled kernel:
+    // OpenBLAS's DTRSM ran lap3d 60^3's subtree fronts (k < 32) at 0.9-1.4
+    // flops a cycle, the kernel at 5-7 (small_dense.hpp).
+    if (!small_trsm_enabled() || !trsm_right_lower_trans_small(mc, k, Ls, m, Ls + k, m))
+      cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls, im, Ls + k,
+                  im);
     // By column blocks when the update is memory-bound (fewer than
     // kCbBlockMaxColumns fully-summed columns: < 256 flops per CB entry);
     // wider panels keep one DSYRK, whose large compute-bound update DGEMMs

@@ -1216,12 +1216,90 @@ bool has_cuda_impl(TaskKind k) {
          k == TaskKind::assemble || k == TaskKind::extend_add || k == TaskKind::subtree || k == TaskKind::front;
 }
 
+namespace {
+
+/// Task log (STARFRONT_TASK_LOG): the host time spent in a CUDA codelet and
+/// two events around the work it queues on its stream (Record::host_begin to
+/// events), set from construction to destruction of one TaskLogStamps.
+class TaskLogStamps {
+ public:
+  explicit TaskLogStamps(TaskProgress::Record* r) : r_(r) {
+    if (!r_) return;
+    r_->host_begin = 1e-6 * starpu_timing_now();
+    stream_ = starpu_cuda_get_local_stream();
+    (void)cudaGetDevice(&r_->device);
+    for (void*& e : r_->events) {
+      cudaEvent_t ev = nullptr;
+      if (cudaEventCreate(&ev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        ev = nullptr;
+      }
+      e = ev;
+    }
+    if (r_->events[0]) (void)cudaEventRecord(static_cast<cudaEvent_t>(r_->events[0]), stream_);
+  }
+  ~TaskLogStamps() {
+    if (!r_) return;
+    if (r_->events[1]) (void)cudaEventRecord(static_cast<cudaEvent_t>(r_->events[1]), stream_);
+    r_->host_end = 1e-6 * starpu_timing_now();
+  }
+  TaskLogStamps(const TaskLogStamps&) = delete;
+  TaskLogStamps& operator=(const TaskLogStamps&) = delete;
+
+ private:
+  TaskProgress::Record* r_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+void cuda_resolve_task_events(TaskProgress& progress, std::size_t n) {
+  TaskProgress::Record* rec = progress.records.get();
+  int current = -1;
+  (void)cudaGetDevice(&current);
+  std::vector<int> devices;
+  for (std::size_t i = 0; i < n; ++i)
+    if (rec[i].events[0] && rec[i].events[1] &&
+        std::find(devices.begin(), devices.end(), rec[i].device) == devices.end())
+      devices.push_back(rec[i].device);
+  for (int d : devices) {
+    if (cudaSetDevice(d) != cudaSuccess) continue;
+    std::size_t ref = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (rec[i].device == d && rec[i].events[0] && rec[i].events[1] &&
+          (ref == n || rec[i].host_begin < rec[ref].host_begin))
+        ref = i;
+    if (ref == n) continue;
+    const auto e0 = static_cast<cudaEvent_t>(rec[ref].events[0]);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rec[i].device != d || !rec[i].events[0] || !rec[i].events[1]) continue;
+      float b = 0.0f, e = 0.0f;
+      if (cudaEventElapsedTime(&b, e0, static_cast<cudaEvent_t>(rec[i].events[0])) == cudaSuccess &&
+          cudaEventElapsedTime(&e, e0, static_cast<cudaEvent_t>(rec[i].events[1])) == cudaSuccess) {
+        rec[i].gpu_begin = rec[ref].host_begin + 1e-3 * b;
+        rec[i].gpu_end = rec[ref].host_begin + 1e-3 * e;
+      } else {
+        (void)cudaGetLastError();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (void*& e : rec[i].events)
+      if (e) {
+        if (cudaSetDevice(rec[i].device) == cudaSuccess) (void)cudaEventDestroy(static_cast<cudaEvent_t>(e));
+        e = nullptr;
+      }
+  if (current >= 0) (void)cudaSetDevice(current);
+  (void)cudaGetLastError();
+}
+
 void graph_task_cuda(void* buffers[], void* cl_arg) {
   const auto* a = static_cast<const GraphTaskArgs*>(cl_arg);
   const TaskGraph& G = *a->graph;
   const Task& t = G.tasks[a->task];
   FactorContext& ctx = *a->ctx;
   ++g_executions[static_cast<int>(t.kind)];
+  const TaskLogStamps stamps(a->progress->records ? &a->progress->records[a->task] : nullptr);
   if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
   if (t.kind == TaskKind::front) {
     if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);

@@ -18,6 +18,7 @@
 namespace starfront {
 
 struct FusedSubtreeIndex;  // cuda/fused_subtree_index.hpp
+struct TaskProgress;       // runtime/starpu/task_codelets.hpp
 
 /// True for the task kinds that have a CUDA implementation (potrf, trsm,
 /// syrk, gemm, assemble, extend_add, subtree, and front: Cholesky and LDLᵀ).
@@ -61,6 +62,12 @@ bool has_cuda_impl(TaskKind k);
 ///    synchronises the stream once to bring pivots, D and counts to the host
 ///    (ctx.ldlt), then queues the CB update.
 void graph_task_cuda(void* buffers[], void* cl_arg);
+
+/// resolve_task_gpu_times (task_codelets.hpp) with CUDA: progress.records
+/// holds n Records; each CUDA task's two events become gpu_begin / gpu_end
+/// (per device, relative to the event of the task with the earliest
+/// host_begin there, placed at that host_begin) and are destroyed.
+void cuda_resolve_task_events(TaskProgress& progress, std::size_t n);
 
 /// alloc_gpu_pivot_slots / free_gpu_pivot_slots (task_codelets.hpp) with CUDA.
 GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n);

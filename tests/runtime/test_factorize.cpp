@@ -21,7 +21,9 @@
 
 #include "api/solver.hpp"
 #include "common/problem.hpp"
+#include "cpu/blas.hpp"
 #include "cpu/front_cholesky.hpp"
+#include "cpu/small_dense.hpp"
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
 #include "plan/cb_slots.hpp"
@@ -138,6 +140,58 @@ TEST(CpuFrontKernel, CbByColumnBlocksEqualsOneDsyrk) {
       EXPECT_LE(diff, 1e-13 * scale) << "n " << A.n << " width " << w;
     }
   }
+}
+
+/// trsm_right_lower_trans_small (the thin-panel TRSM of the CPU Cholesky
+/// front) against OpenBLAS's DTRSM on fresh random inputs: every row-tile
+/// edge (32-row tiles, 8-row tiles, a 1..7-row remainder) and k from 0 to
+/// kSmallTrsmMaxK; L's strict upper part and X's padding rows hold NaN and
+/// must stay unread and untouched. Wider panels are refused, untouched.
+TEST(SmallTrsm, EqualsOpenBlasDtrsm) {
+  const unsigned seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), diag(0.5, 2.0);
+  const double nan = std::nan("");
+  int cases = 0;
+  for (idx_t mc : {0, 1, 5, 7, 8, 9, 15, 31, 32, 33, 39, 40, 47, 64, 71, 257})
+    for (idx_t k : {idx_t{0}, idx_t{1}, idx_t{2}, idx_t{3}, idx_t{8}, idx_t{13}, idx_t{31}, idx_t{32}, idx_t{33},
+                    idx_t{63}, kSmallTrsmMaxK}) {
+      const idx_t ldl = k + 2, ldx = mc + 3;
+      std::vector<double> L(static_cast<std::size_t>(ldl * std::max<idx_t>(k, 1)), nan);
+      for (idx_t j = 0; j < k; ++j) {
+        L[j + j * ldl] = diag(rng);
+        for (idx_t i = j + 1; i < k; ++i) L[i + j * ldl] = u(rng) / static_cast<double>(k);
+      }
+      std::vector<double> X(static_cast<std::size_t>(ldx * std::max<idx_t>(k, 1)), nan);
+      for (idx_t j = 0; j < k; ++j)
+        for (idx_t r = 0; r < mc; ++r) X[r + j * ldx] = u(rng);
+      std::vector<double> ref = X;
+      if (mc > 0 && k > 0)
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, static_cast<int>(mc),
+                    static_cast<int>(k), 1.0, L.data(), static_cast<int>(ldl), ref.data(), static_cast<int>(ldx));
+      ASSERT_TRUE(trsm_right_lower_trans_small(mc, k, L.data(), ldl, X.data(), ldx))
+          << "mc " << mc << " k " << k << " seed " << seed;
+      double diff = 0, scale = 0;
+      for (idx_t j = 0; j < k; ++j)
+        for (idx_t r = 0; r < ldx; ++r) {
+          const double x = X[r + j * ldx], y = ref[r + j * ldx];
+          if (r >= mc) {
+            EXPECT_TRUE(std::isnan(x)) << "padding row " << r << " written, mc " << mc << " k " << k;
+            continue;
+          }
+          scale = std::max(scale, std::fabs(y));
+          const double d = std::fabs(x - y);
+          if (!(d <= diff)) diff = d;  // a NaN difference counts (and fails)
+        }
+      EXPECT_LE(diff, 1e-14 * std::max(scale, 1.0)) << "mc " << mc << " k " << k << " seed " << seed;
+      ++cases;
+    }
+  EXPECT_EQ(cases, 16 * 11);
+  std::vector<double> L(static_cast<std::size_t>(65 * 65), 1.0), X(static_cast<std::size_t>(10 * 65), 3.0);
+  const std::vector<double> X0 = X;
+  EXPECT_FALSE(trsm_right_lower_trans_small(10, kSmallTrsmMaxK + 1, L.data(), 65, X.data(), 10));
+  EXPECT_FALSE(trsm_right_lower_trans_small(-1, 4, L.data(), 65, X.data(), 10));
+  EXPECT_EQ(X, X0);
 }
 
 TEST(SequentialFactorize, RandomTopologicalOrdersGiveIdenticalFactors) {

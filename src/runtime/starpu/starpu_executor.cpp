@@ -240,7 +240,8 @@ struct HostPin final : NumericFactor::PinRelease {
 /// panel, which has no handle, is listed too: nothing else accesses it), then
 /// StarPU's submission, pop and data-acquisition stamps (TaskProgress::Record,
 /// StarPU's clock), then the run's stamps (Run::stamps, the same on every
-/// line). A file that cannot be opened is reported on stderr and skipped.
+/// line), then a CUDA task's host queueing and GPU stamps (Record::host_begin
+/// to gpu_end; -1 for other tasks). A file that cannot be opened is reported on stderr and skipped.
 template <class HandleIndex>
 void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Record* rec,
                     const std::vector<std::string>& names, HandleIndex handle_index, double t0,
@@ -251,7 +252,8 @@ void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Re
     return;
   }
   std::fprintf(f, "task,name,kind,flops,worker,worker_kind,start_s,end_s,done_s,accesses,submit_s,pop_end_s,"
-                 "acquire_start_s,acquire_end_s,run_resumed_s,run_own_work_done_s,run_woken_s\n");
+                 "acquire_start_s,acquire_end_s,run_resumed_s,run_own_work_done_s,run_woken_s,"
+                 "host_begin_s,host_end_s,gpu_begin_s,gpu_end_s\n");
   for (std::size_t t = 0; t < G.tasks.size(); ++t) {
     const Task& task = G.tasks[t];
     const TaskProgress::Record& r = rec[t];
@@ -266,8 +268,9 @@ void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Re
       std::fprintf(f, "%s%lld:%s", a > task.acc_begin ? ";" : "",
                    static_cast<long long>(handle_index(G.accesses[a].block)),
                    access_mode_name(G.accesses[a].mode));
-    std::fprintf(f, ",%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f\n", r.submit, r.pop_end, r.acquire_start, r.acquire_end,
-                 stamps[0], stamps[1], stamps[2]);
+    std::fprintf(f, ",%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f\n", r.submit, r.pop_end,
+                 r.acquire_start, r.acquire_end, stamps[0], stamps[1], stamps[2], r.host_begin, r.host_end,
+                 r.gpu_begin, r.gpu_end);
   }
   std::fclose(f);
 }
@@ -705,6 +708,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   }
   timer.lap(ph.writeback);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (run->progress.records) resolve_task_gpu_times(run->progress, G.tasks.size());
   if (run->progress.records)
     write_task_log(task_log, G, run->progress.records.get(), run->names, handle_index,
                    std::chrono::duration<double>(t0.time_since_epoch()).count(), run->stamps);

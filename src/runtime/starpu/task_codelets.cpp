@@ -218,6 +218,15 @@ int fused_subtree_shared_max_order() {
 #endif
 }
 
+void resolve_task_gpu_times(TaskProgress& progress, std::size_t n) {
+#ifdef STARFRONT_HAVE_CUDA
+  if (progress.records) cuda_resolve_task_events(progress, n);
+#else
+  (void)progress;
+  (void)n;
+#endif
+}
+
 GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n) {
 #ifdef STARFRONT_HAVE_CUDA
   return alloc_mapped_pivot_slots(n);

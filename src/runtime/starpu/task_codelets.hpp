@@ -55,6 +55,19 @@ struct TaskProgress {
     /// end; -1 without profiling): submitted, popped by its worker, and the
     /// acquisition of its data (transfers included) begun and ended.
     double submit = -1.0, pop_end = -1.0, acquire_start = -1.0, acquire_end = -1.0;
+    /// CUDA tasks only (-1 otherwise): the host time spent in the codelet
+    /// function, i.e. queueing the task's work on its stream (begin and end,
+    /// seconds, StarPU's clock), and when the stream reached the task's
+    /// first and last queued work (seconds, the GPU's event clock shifted so
+    /// that the device's earliest task begins at its host_begin: a lower
+    /// bound of the true offset). With one stream, gpu_begin minus the
+    /// previous task's gpu_end is time the GPU waited for the host.
+    double host_begin = -1.0, host_end = -1.0, gpu_begin = -1.0, gpu_end = -1.0;
+    /// The two CUDA events behind gpu_begin / gpu_end (cudaEvent_t, created
+    /// by the CUDA codelet on its worker's device; destroyed by
+    /// resolve_task_gpu_times) and that device.
+    void* events[2] = {nullptr, nullptr};
+    int device = -1;
   };
   /// One Record per task when the executor keeps a task log; null otherwise
   /// (graph_task_done fills it).
@@ -175,6 +188,10 @@ double estimate_seconds_cuda_front(const FrontPlan& P, idx_t s);
 /// memory): the caller then uses synchronous pivot tests. Free with
 /// free_gpu_pivot_slots once no task can write them.
 GpuPivotSlot* alloc_gpu_pivot_slots(std::size_t n);
+/// Task log only: turns the CUDA events of progress.records[0..n) (Record::events) into
+/// Record::gpu_begin / gpu_end and destroys them. Every task must have
+/// completed. Without CUDA, does nothing.
+void resolve_task_gpu_times(TaskProgress& progress, std::size_t n);
 /// Frees what alloc_gpu_pivot_slots returned (null: nothing).
 void free_gpu_pivot_slots(GpuPivotSlot* slots);
 
