@@ -119,7 +119,7 @@ typedef struct starfront_runtime_options {
                               to the application when ncuda > 0 and at least two remain (not under
                               MPI, nor when STARPU_NCPU, STARPU_RESERVE_NCPU or
                               STARPU_MAIN_THREAD_BIND is set) */
-  int ncuda;             /**< CUDA workers (GPUs); default 0. With CUDA workers (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
+  int ncuda;             /**< GPUs; default 0. Each GPU gets 4 CUDA workers (streams, one driving thread) unless STARPU_NWORKER_PER_CUDA sets another count. With GPUs (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
   const char* scheduler; /**< StarPU scheduling policy name; NULL (default): "lws" */
 } starfront_runtime_options;
 
@@ -148,7 +148,9 @@ starfront_status starfront_runtime_init(const starfront_runtime_options* opts,
  *  a starfront runtime is already alive). */
 starfront_status starfront_runtime_attach(starfront_runtime** rt);
 
-/** Worker counts of the running StarPU (either pointer may be NULL).
+/** Worker counts of the running StarPU (either pointer may be NULL): CPU
+ *  workers, and GPUs with CUDA workers (not the CUDA workers themselves:
+ *  a GPU may have several, one per stream).
  *  Errors: INVALID_ARGUMENT (rt NULL). */
 starfront_status starfront_runtime_workers(const starfront_runtime* rt, int* ncpu, int* ncuda);
 

@@ -671,7 +671,7 @@ starfront_status runtime_init(const char* fn, const starfront_runtime_options* o
     const Status st = starfront::StarpuRuntime::start(ro, h->owned);
     if (!st.ok()) return fail(fn, st, 0);
     h->ncpu = h->owned->cpu_workers();
-    h->ncuda = h->owned->cuda_workers();
+    h->ncuda = h->owned->gpus();  // the GPU count, whatever the streams per GPU
     *rt = g_runtime = h.release();
     return STARFRONT_OK;
   });
@@ -706,7 +706,7 @@ starfront_status starfront_runtime_attach(starfront_runtime** rt) {
     h->app_paused = starpu_is_paused();
     h->keep_awake = std::make_unique<starfront::WorkersActive>();
     h->ncpu = static_cast<int>(starpu_cpu_worker_get_count());
-    h->ncuda = static_cast<int>(starpu_cuda_worker_get_count());
+    h->ncuda = starfront::cuda_gpu_count();
     *rt = g_runtime = h.release();
     return STARFRONT_OK;
   });

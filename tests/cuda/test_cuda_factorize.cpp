@@ -97,7 +97,7 @@ TEST(CudaFactorize, TiledGraphsMatchSequential) {
     const char* sched = cuda_only ? "dmda" : mode;
     rt.reset();
     START_GPU_RUNTIME(rt, sched, cuda_only);
-    ASSERT_EQ(rt->cuda_workers(), 1);
+    ASSERT_EQ(rt->gpus(), 1);
     for (const Case& c : cases()) {
       CscMatrix A;
       ASSERT_TRUE(laplace3d(c.N, 27, A).ok());
@@ -279,7 +279,7 @@ TEST(CudaFactorize, DefaultWorkersLeaveACoreToTheApplication) {
     if (testing::gpu_required()) FAIL() << st.message;
     GTEST_SKIP() << "no CUDA device (" << st.message << ")";
   }
-  EXPECT_EQ(rt->cuda_workers(), 1);
+  EXPECT_EQ(rt->gpus(), 1);
   if (cores - 1 >= 3) {
     EXPECT_EQ(rt->cpu_workers(), cores - 2) << cores << " cores";
   } else {

@@ -10,6 +10,7 @@
 // skipped without a CUDA device (unless STARFRONT_REQUIRE_GPU=1, which makes
 // that a failure); the last test runs everywhere.
 #include <gtest/gtest.h>
+#include <starpu.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/solver.hpp"
@@ -393,6 +395,53 @@ TEST(CudaFront, RefactorisationWithNewValues) {
 /// vectors; the CPU kernel ignores them, the factor equals the sequential
 /// one to 1e-13 (OpenBLAS may block differently in the two executors), for A
 /// and for 2A + I, and the index is built once.
+/// RuntimeOptions::streams_per_gpu: kDefaultStreamsPerGpu CUDA workers per
+/// GPU unless the caller sets a count or STARPU_NWORKER_PER_CUDA (which
+/// wins, and is left as it was); each configuration factorises a 3D
+/// Laplacian through the GPU graph to the sequential factor (1e-13).
+TEST(CudaFront, StreamsPerGpu) {
+  if (!cuda_codelets_built()) {
+    if (testing::gpu_required()) FAIL() << "CUDA codelets not built";
+    GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
+  }
+  const char* env = std::getenv("STARPU_NWORKER_PER_CUDA");
+  const std::string saved = env ? env : "";
+  unsetenv("STARPU_NWORKER_PER_CUDA");
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(14, 7, A).ok());
+  Solver seq;
+  ASSERT_TRUE(seq.analyse(A, AnalysisOptions{}).ok());
+  ASSERT_TRUE(seq.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  for (const auto& [streams, env_value, expected] :
+       {std::tuple<int, const char*, int>{0, nullptr, kDefaultStreamsPerGpu}, {2, nullptr, 2}, {1, nullptr, 1},
+        {3, "2", 2}}) {
+    if (env_value) setenv("STARPU_NWORKER_PER_CUDA", env_value, 1);
+    std::unique_ptr<StarpuRuntime> rt;
+    RuntimeOptions ro{2, 1, "dmda"};
+    ro.streams_per_gpu = streams;
+    const Status st = StarpuRuntime::start(ro, rt);
+    if (!st.ok() && streams == 0 && !testing::gpu_required()) {
+      if (env) setenv("STARPU_NWORKER_PER_CUDA", saved.c_str(), 1);
+      GTEST_SKIP() << "no CUDA device (" << st.message << ")";
+    }
+    ASSERT_TRUE(st.ok()) << streams << ": " << st.message;
+    EXPECT_EQ(static_cast<int>(starpu_cuda_worker_get_count()), expected) << "streams_per_gpu " << streams;
+    const char* after = std::getenv("STARPU_NWORKER_PER_CUDA");
+    if (env_value) EXPECT_STREQ(after, env_value);
+    else EXPECT_EQ(after, nullptr) << "set for starpu_init only";
+    Solver par;
+    ASSERT_TRUE(par.analyse(A, AnalysisOptions{}, gpu_graph_options(3)).ok());
+    ASSERT_TRUE(par.factorize(A, FactorOptions{}, Executor::starpu).ok()) << streams;
+    Solver par_seq;
+    ASSERT_TRUE(par_seq.analyse(A, AnalysisOptions{}, gpu_graph_options(3)).ok());
+    ASSERT_TRUE(par_seq.factorize(A, FactorOptions{}, Executor::sequential).ok());
+    EXPECT_LE(frobenius_rel(par.factor().Lx, par_seq.factor().Lx), 1e-13) << streams;
+    rt.reset();
+    unsetenv("STARPU_NWORKER_PER_CUDA");
+  }
+  if (env) setenv("STARPU_NWORKER_PER_CUDA", saved.c_str(), 1);
+}
+
 TEST(CudaFront, FrontBuffersAttachedOnCpuWorkers) {
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());

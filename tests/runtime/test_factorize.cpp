@@ -477,6 +477,20 @@ class EnvGuard {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
+TEST(StarpuRuntimeOptions, StreamsPerGpuOutOfRangeIsAnError) {
+  for (int streams : {-1, 65}) {
+    std::unique_ptr<StarpuRuntime> rt;
+    RuntimeOptions ro{1, 0, "lws"};
+    ro.streams_per_gpu = streams;
+    const Status st = StarpuRuntime::start(ro, rt);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument) << streams;
+    EXPECT_NE(st.message.find("streams_per_gpu"), std::string::npos) << st.message;
+    EXPECT_FALSE(rt) << streams;
+  }
+  std::unique_ptr<StarpuRuntime> rt;  // and StarPU can still be started afterwards
+  ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
+}
+
 TEST_F(StarpuTest, MainMemoryIsNotCappedUnlessTheCallerCapsIt) {
   // StarPU's own cap (90% of what hwloc saw at starpu_init) is lifted: with
   // it, a VM whose memory grew after boot stalled its first large

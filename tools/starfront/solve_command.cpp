@@ -172,6 +172,7 @@ Status run(const SolveArgs& a, Report& r) {
     r.j["scheduler"] = rt->scheduler();
     r.j["cpu_workers"] = rt->cpu_workers();
     r.j["cuda_workers"] = rt->cuda_workers();
+    r.j["gpus"] = rt->gpus();
   }
 
   FactorOptions fo;
@@ -345,6 +346,7 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   r.j["scheduler"] = rt->scheduler();
   r.j["cpu_workers"] = rt->cpu_workers();
   r.j["cuda_workers"] = rt->cuda_workers();
+  r.j["gpus"] = rt->gpus();
   FactorOptions fo;
   fo.pivot_tol = a.pivot_tol;
   fo.watchdog_seconds = a.watchdog;
@@ -564,7 +566,7 @@ static nlohmann::json null_report() {
   for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
-                        "cpu_workers", "cuda_workers", "tasks_by_kind", "critical_path_flops",
+                        "cpu_workers", "cuda_workers", "gpus", "tasks_by_kind", "critical_path_flops",
                         "critical_path_est_s", "mean_task_s", "factor_phases_s", "min_pivot_ratio", "memory",
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",

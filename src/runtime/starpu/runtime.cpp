@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "cpu/blas.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
@@ -66,6 +68,22 @@ bool known_scheduler(const std::string& name, std::string& known) {
   }
   return false;
 }
+
+}  // namespace
+
+int cuda_gpu_count() {
+  if (!starpu_is_initialized()) return 0;
+  std::vector<int> devs;
+  const unsigned n = starpu_worker_get_count();
+  for (unsigned w = 0; w < n; ++w)
+    if (starpu_worker_get_type(static_cast<int>(w)) == STARPU_CUDA_WORKER) {
+      const int d = starpu_worker_get_devid(static_cast<int>(w));
+      if (std::find(devs.begin(), devs.end(), d) == devs.end()) devs.push_back(d);
+    }
+  return static_cast<int>(devs.size());
+}
+
+namespace {
 
 /// Sets an environment variable and restores its previous value (or its
 /// absence) when destroyed.
@@ -161,6 +179,9 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 #endif
   if (opts.mpi_comm && !opts.trace_dir.empty())
     return Status::error(StatusCode::invalid_argument, "tracing is not supported with MPI yet");
+  if (opts.streams_per_gpu < 0 || opts.streams_per_gpu > 64)
+    return Status::error(StatusCode::invalid_argument,
+                         "streams_per_gpu must be 0 (the default) to 64, got " + std::to_string(opts.streams_per_gpu));
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true))
     return Status::error(StatusCode::runtime_error, "StarPU is already started by starfront");
@@ -179,6 +200,12 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   // the cap is lifted unless the caller sets one (checked per factorisation).
   std::optional<ScopedEnv> no_cpu_cap;  // only while starpu_init reads it
   if (!cpu_memory_limit_set()) no_cpu_cap.emplace("STARPU_LIMIT_CPU_NUMA_MEM", "0");
+  // Several CUDA workers (streams) per GPU let independent front tasks'
+  // latency-bound kernels overlap (RuntimeOptions::streams_per_gpu).
+  std::optional<ScopedEnv> streams;  // only while starpu_init reads it
+  if (opts.ncuda > 0 && !env_set("STARPU_NWORKER_PER_CUDA"))
+    streams.emplace("STARPU_NWORKER_PER_CUDA",
+                    std::to_string(opts.streams_per_gpu > 0 ? opts.streams_per_gpu : kDefaultStreamsPerGpu));
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.sched_policy_name = opts.sched.c_str();
@@ -232,6 +259,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   out->mpi_comm_ = opts.mpi_comm;
   out->ncpu_ = static_cast<int>(starpu_cpu_worker_get_count());
   out->ncuda_ = static_cast<int>(starpu_cuda_worker_get_count());
+  out->ngpu_ = cuda_gpu_count();
 #ifdef STARFRONT_HAVE_CUDA
   // One cuBLAS and one cuSOLVER handle per CUDA worker, on its stream (the
   // CUDA codelets); initialised on the workers, so before the pause.

@@ -52,7 +52,24 @@ struct RuntimeOptions {
   /// down (starpu_mpi_shutdown_comm), not MPI itself. Needs a build with
   /// STARFRONT_MPI (else runtime_error). Tracing is not supported then.
   const void* mpi_comm = nullptr;
+  /// CUDA workers (streams) per GPU, all driven by one thread per GPU
+  /// (StarPU's STARPU_NWORKER_PER_CUDA); used when ncuda > 0. 0: starfront's
+  /// default, kDefaultStreamsPerGpu. The environment's
+  /// STARPU_NWORKER_PER_CUDA, when set, wins over both. Allowed: 0 to 64
+  /// (else invalid_argument).
+  int streams_per_gpu = 0;
 };
+
+/// Default CUDA workers (streams) per GPU: with one, the GPU front tasks of
+/// lap3d 60³ ran one after another, each bound by the latency of its own
+/// kernels; with four, independent fronts overlap and the factorisation took
+/// 0.047–0.058 s against 0.067–0.068 s (one H200, bench/README.md, session 33).
+inline constexpr int kDefaultStreamsPerGpu = 4;
+
+/// GPUs with CUDA workers in the running StarPU: distinct devices among its
+/// CUDA workers (several workers, i.e. streams, may share one GPU). 0 when
+/// StarPU is not running or has no CUDA worker.
+int cuda_gpu_count();
 
 /// Checks that `name` is one of StarPU's scheduling policies (callable before
 /// StarPU is started). Error runtime_error listing the known names.
@@ -90,12 +107,15 @@ class StarpuRuntime {
   int cpu_workers() const { return ncpu_; }
   /// True when started on a communicator (RuntimeOptions::mpi_comm).
   bool mpi() const { return mpi_comm_ != nullptr; }
+  /// CUDA workers: GPUs × streams per GPU (RuntimeOptions::streams_per_gpu).
   int cuda_workers() const { return ncuda_; }
+  /// GPUs that have CUDA workers (cuda_gpu_count()).
+  int gpus() const { return ngpu_; }
   const std::string& scheduler() const { return sched_; }
 
  private:
   StarpuRuntime() = default;
-  int ncpu_ = 0, ncuda_ = 0;
+  int ncpu_ = 0, ncuda_ = 0, ngpu_ = 0;
   std::string sched_;
   const void* mpi_comm_ = nullptr;
 };
