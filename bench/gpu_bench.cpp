@@ -573,6 +573,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, " %s %lld", task_kind_name(static_cast<TaskKind>(k)), static_cast<long long>(in.graph.by_kind[k]));
     std::fprintf(stderr, "\n");
   }
+  int cuda_workers = 0;  // all the GPUs' CUDA workers (streams)
   {  // starfront, ncuda GPUs + ncpu-ncuda CPU workers
     std::unique_ptr<StarpuRuntime> rt;
     RuntimeOptions ro{ncpu - ncuda, ncuda, sched};
@@ -582,6 +583,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
       return 1;
     }
+    cuda_workers = rt->cuda_workers();
     for (Input& in : inputs) {
       const long long before = gpu_tile_tasks();
       std::array<long long, kTaskKinds> kinds0{};
@@ -628,8 +630,8 @@ int main(int argc, char** argv) {
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: %d CUDA worker(s) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
-              ncuda, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+  std::printf("\ngpu_bench: starfront GPU: %d GPU(s), %d CUDA worker(s) (streams) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
+              ncuda, cuda_workers, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
               fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
               cholmod_threads > 0 ? cholmod_threads : ncpu, gpu_graph ? "GPU" : "default",

@@ -63,7 +63,7 @@ struct RuntimeOptions {
 /// Default CUDA workers (streams) per GPU: with one, the GPU front tasks of
 /// lap3d 60³ ran one after another, each bound by the latency of its own
 /// kernels; with four, independent fronts overlap and the factorisation took
-/// 0.047–0.058 s against 0.067–0.068 s (one H200, bench/README.md, session 33).
+/// 0.047–0.066 s against 0.067–0.073 s (one H200, bench/README.md, session 33).
 inline constexpr int kDefaultStreamsPerGpu = 4;
 
 /// GPUs with CUDA workers in the running StarPU: distinct devices among its
