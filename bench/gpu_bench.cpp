@@ -48,8 +48,8 @@
 //   is cancelled and reported with the tasks still running
 //   (FactorOptions::watchdog_seconds; default 0: wait for ever).
 //   --ncpu N: CPU cores in all (default: all); the GPU run uses N-G CPU
-//   workers and G CUDA workers (default G = 1; StarPU drives each GPU from
-//   one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
+//   workers and G GPUs (default G = 1; StarPU drives each GPU's CUDA
+//   workers, 4 streams by default, from one core), the CPU runs use N. INPUT: Matrix Market file, lap3d:N[:27], lap2d:N.
 //   --fused: the fused-subtree mode (issue 6): the GPU-oriented graph
 //   (gpu_graph_options: small fronts fused, one kernel launch per subtree
 //   task, subtrees on the GPU only), then per input the median wall time of
@@ -459,7 +459,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     rows.push_back(r);
   }
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
-              "each, on the GPU only), 1 CUDA worker + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
+              "each, on the GPU only), 1 GPU + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
   std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");

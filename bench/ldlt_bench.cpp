@@ -198,7 +198,7 @@ int gpu_table(const std::vector<std::string>& inputs, int repeat, int ncpu, cons
     }
     for (Row& w : rows) {
       GraphOptions go;
-      go.workers = rt->cpu_workers() + rt->cuda_workers();
+      go.workers = rt->cpu_workers() + rt->gpus();
       go.tile = false;  // LDLᵀ runs untiled (tiled LDLᵀ is not implemented)
       if (config == 2) go.fuse_subtrees = false;
       const FactorMethod m = w.method == "ldlt" ? FactorMethod::ldlt : FactorMethod::quasi_definite;

@@ -17,7 +17,9 @@ With --gpu (logs that have the host_begin_s .. gpu_end_s columns): per CUDA
 worker, its tasks in the order its stream ran them, split into GPU time (from
 the stream reaching a task's first queued work to its last: gpu_begin_s to
 gpu_end_s), the time the stream waited between one task's end and the next
-one's begin, and the host time spent queueing (host_begin_s to host_end_s);
+one's begin, and the host time spent in the codelet (host_begin_s to
+host_end_s: queueing, plus any synchronous wait a task makes, e.g. a tiled
+potrf's pivot test);
 then the same per power-of-two bin of k (front tasks, "(m x k)" in the name):
 whether the stream is bound by its kernels or by the host that feeds it.
 
@@ -139,6 +141,8 @@ def gpu_split(rows):
         if not m:
             continue
         k = int(m.group(2))
+        if k < 1:
+            continue
         b = bins[k.bit_length() - 1]
         b[0] += 1
         b[1] += int(m.group(1))

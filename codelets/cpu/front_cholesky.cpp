@@ -183,9 +183,9 @@ FrontResult factor_front_cpu(const FrontPlan& P, idx_t s, const double* values, 
   }
   if (mc > 0) {
     const int im = static_cast<int>(m), ik = static_cast<int>(k), imc = static_cast<int>(mc);
-    // Thin panels (k <= kSmallTrsmMaxK) by a register-tiled kernel:
-    // OpenBLAS's DTRSM ran lap3d 60^3's subtree fronts (k < 32) at 0.9-1.4
-    // flops a cycle, the kernel at 5-7 (small_dense.hpp).
+    // Thin panels (k <= kSmallTrsmMaxK) by a register-tiled kernel on
+    // AVX-512 CPUs: OpenBLAS's DTRSM ran lap3d 60^3's subtree fronts
+    // (k < 32) at 0.9-1.4 flops a cycle, the kernel at 5-7 (small_dense.hpp).
     if (!small_trsm_enabled() || !trsm_right_lower_trans_small(mc, k, Ls, m, Ls + k, m))
       cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, imc, ik, 1.0, Ls, im, Ls + k,
                   im);

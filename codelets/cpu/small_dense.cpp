@@ -1,36 +1,30 @@
 #include "cpu/small_dense.hpp"
 
 namespace starfront {
+
+// The kernel exists for x86-64-v4 (AVX-512) only, compiled with GCC's
+// target attribute and chosen at run time: without AVX-512, GCC lowers the
+// 8-double vectors through the stack and the kernel was 2-8x slower than
+// OpenBLAS's DTRSM (x86-64-v3 and baseline builds, 40x8 to 400x64), so
+// those CPUs (and Clang builds) keep DTRSM.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define STARFRONT_SMALL_TRSM_V4 1
+#endif
+
+#ifdef STARFRONT_SMALL_TRSM_V4
 namespace {
 
-/// 8 doubles, unaligned, allowed to alias the double arrays it is loaded
-/// from (GCC/Clang vector extension: one AVX-512 register, two AVX2 ones or
-/// four SSE2 ones, as the clone being compiled has).
+/// 8 doubles (one AVX-512 register), unaligned, allowed to alias the double
+/// arrays it is loaded from (GCC vector extension).
 typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
-
-}  // namespace
 
 // Macros, not functions: a function returning v8d, compiled for the
 // baseline, would pass it in memory (GCC's -Wpsabi) wherever not inlined.
 #define load8(p) (*reinterpret_cast<const v8d*>(p))
 #define store8(p, v) (*reinterpret_cast<v8d*>(p) = (v))
 
-namespace {
-
-}  // namespace
-
-// One clone per x86-64 level where GCC can dispatch at load time (ifunc);
-// elsewhere (Clang, other architectures) the baseline build alone.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define STARFRONT_SMALL_DENSE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define STARFRONT_SMALL_DENSE_CLONES
-#endif
-
-STARFRONT_SMALL_DENSE_CLONES
-bool trsm_right_lower_trans_small(idx_t mc, idx_t k, const double* L, idx_t ldl, double* X, idx_t ldx) {
-  if (k < 0 || k > kSmallTrsmMaxK || mc < 0) return false;
-  if (mc == 0 || k == 0) return true;
+__attribute__((target("arch=x86-64-v4"))) void trsm_v4(idx_t mc, idx_t k, const double* L, idx_t ldl, double* X,
+                                                        idx_t ldx) {
   double dinv[kSmallTrsmMaxK];
   for (idx_t j = 0; j < k; ++j) dinv[j] = 1.0 / L[j + j * ldl];
   idx_t r0 = 0;
@@ -76,6 +70,26 @@ bool trsm_right_lower_trans_small(idx_t mc, idx_t k, const double* L, idx_t ldl,
     for (idx_t j = 0; j < k; ++j)
       for (idx_t r = 0; r < nr; ++r) X[r0 + r + j * ldx] = buf[r + 8 * j];
   }
+}
+
+}  // namespace
+#endif
+
+bool small_trsm_supported() {
+#ifdef STARFRONT_SMALL_TRSM_V4
+  static const bool v4 = __builtin_cpu_supports("x86-64-v4");
+  return v4;
+#else
+  return false;
+#endif
+}
+
+bool trsm_right_lower_trans_small(idx_t mc, idx_t k, const double* L, idx_t ldl, double* X, idx_t ldx) {
+  if (k < 0 || k > kSmallTrsmMaxK || mc < 0 || !small_trsm_supported()) return false;
+  if (mc == 0 || k == 0) return true;
+#ifdef STARFRONT_SMALL_TRSM_V4
+  trsm_v4(mc, k, L, ldl, X, ldx);
+#endif
   return true;
 }
 

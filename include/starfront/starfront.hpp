@@ -101,7 +101,7 @@ struct Matrix {
 
 struct RuntimeOptions {
   int ncpu = -1;                 ///< CPU workers (-1: StarPU's default)
-  int ncuda = 0;                 ///< CUDA workers
+  int ncuda = 0;                 ///< GPUs (each driven through 4 CUDA workers, i.e. streams, by default)
   std::string scheduler = "lws"; ///< StarPU scheduling policy
 };
 
@@ -144,11 +144,15 @@ class Runtime {
     detail::check(starfront_runtime_workers(rt_, &n, nullptr));
     return n;
   }
-  int cuda_workers() const {
+  /// GPUs with CUDA workers (starfront_runtime_workers' ncuda; each GPU may
+  /// have several CUDA workers, one per stream).
+  int gpus() const {
     int n = 0;
     detail::check(starfront_runtime_workers(rt_, nullptr, &n));
     return n;
   }
+  /// The same as gpus(): the name predates several streams per GPU.
+  int cuda_workers() const { return gpus(); }
   starfront_runtime* get() const noexcept { return rt_; }
 
  private:

@@ -17,9 +17,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#ifdef STARFRONT_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "api/solver.hpp"
 #include "common/cuda_test_util.hpp"
@@ -389,12 +394,6 @@ TEST(CudaFront, RefactorisationWithNewValues) {
   }
 }
 
-/// Runs everywhere (CPU workers only): with the executor told to attach the
-/// GPU buffers without CUDA workers, every Cholesky front task carries A's
-/// values and the front index (a_src, a_dst, rel) as extra read-only
-/// vectors; the CPU kernel ignores them, the factor equals the sequential
-/// one to 1e-13 (OpenBLAS may block differently in the two executors), for A
-/// and for 2A + I, and the index is built once.
 /// RuntimeOptions::streams_per_gpu: kDefaultStreamsPerGpu CUDA workers per
 /// GPU unless the caller sets a count or STARPU_NWORKER_PER_CUDA (which
 /// wins, and is left as it was); each configuration factorises a 3D
@@ -404,8 +403,17 @@ TEST(CudaFront, StreamsPerGpu) {
     if (testing::gpu_required()) FAIL() << "CUDA codelets not built";
     GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
   }
-  const char* env = std::getenv("STARPU_NWORKER_PER_CUDA");
-  const std::string saved = env ? env : "";
+  // Restores STARPU_NWORKER_PER_CUDA however the test ends.
+  struct Restore {
+    std::optional<std::string> saved;
+    Restore() {
+      if (const char* e = std::getenv("STARPU_NWORKER_PER_CUDA")) saved = e;
+    }
+    ~Restore() {
+      if (saved) setenv("STARPU_NWORKER_PER_CUDA", saved->c_str(), 1);
+      else unsetenv("STARPU_NWORKER_PER_CUDA");
+    }
+  } restore;
   unsetenv("STARPU_NWORKER_PER_CUDA");
   CscMatrix A;
   ASSERT_TRUE(laplace3d(14, 7, A).ok());
@@ -420,12 +428,11 @@ TEST(CudaFront, StreamsPerGpu) {
     RuntimeOptions ro{2, 1, "dmda"};
     ro.streams_per_gpu = streams;
     const Status st = StarpuRuntime::start(ro, rt);
-    if (!st.ok() && streams == 0 && !testing::gpu_required()) {
-      if (env) setenv("STARPU_NWORKER_PER_CUDA", saved.c_str(), 1);
-      GTEST_SKIP() << "no CUDA device (" << st.message << ")";
-    }
+    if (!st.ok() && streams == 0 && !testing::gpu_required()) GTEST_SKIP() << "no CUDA device (" << st.message << ")";
     ASSERT_TRUE(st.ok()) << streams << ": " << st.message;
     EXPECT_EQ(static_cast<int>(starpu_cuda_worker_get_count()), expected) << "streams_per_gpu " << streams;
+    EXPECT_EQ(rt->cuda_workers(), expected) << streams;
+    EXPECT_EQ(rt->gpus(), 1) << streams;
     const char* after = std::getenv("STARPU_NWORKER_PER_CUDA");
     if (env_value) EXPECT_STREQ(after, env_value);
     else EXPECT_EQ(after, nullptr) << "set for starpu_init only";
@@ -439,9 +446,34 @@ TEST(CudaFront, StreamsPerGpu) {
     rt.reset();
     unsetenv("STARPU_NWORKER_PER_CUDA");
   }
-  if (env) setenv("STARPU_NWORKER_PER_CUDA", saved.c_str(), 1);
+  // A GPU count beyond the machine's is an error (StarPU itself lowers it
+  // silently), whatever the streams per GPU.
+  int ndev = 0;
+#ifdef STARFRONT_HAVE_CUDA
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
+#endif
+  if (ndev >= 1 && ndev < 8) {
+    std::unique_ptr<StarpuRuntime> rt;
+    const Status st = StarpuRuntime::start(RuntimeOptions{2, ndev + 1, "dmda"}, rt);
+    EXPECT_EQ(st.code, StatusCode::runtime_error) << st.message;
+    EXPECT_NE(st.message.find("GPU(s) requested"), std::string::npos) << st.message;
+  }
+  // A bad STARPU_NWORKER_PER_CUDA is refused before StarPU sees it (StarPU
+  // aborts on it).
+  for (const char* bad : {"0", "x", "65"}) {
+    setenv("STARPU_NWORKER_PER_CUDA", bad, 1);
+    std::unique_ptr<StarpuRuntime> rt;
+    const Status st = StarpuRuntime::start(RuntimeOptions{2, 1, "dmda"}, rt);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument) << bad << ": " << st.message;
+  }
 }
 
+/// Runs everywhere (CPU workers only): with the executor told to attach the
+/// GPU buffers without CUDA workers, every Cholesky front task carries A's
+/// values and the front index (a_src, a_dst, rel) as extra read-only
+/// vectors; the CPU kernel ignores them, the factor equals the sequential
+/// one to 1e-13 (OpenBLAS may block differently in the two executors), for A
+/// and for 2A + I, and the index is built once.
 TEST(CudaFront, FrontBuffersAttachedOnCpuWorkers) {
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());

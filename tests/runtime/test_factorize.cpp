@@ -146,8 +146,18 @@ TEST(CpuFrontKernel, CbByColumnBlocksEqualsOneDsyrk) {
 /// front) against OpenBLAS's DTRSM on fresh random inputs: every row-tile
 /// edge (32-row tiles, 8-row tiles, a 1..7-row remainder) and k from 0 to
 /// kSmallTrsmMaxK; L's strict upper part and X's padding rows hold NaN and
-/// must stay unread and untouched. Wider panels are refused, untouched.
+/// must stay unread and untouched. Wider panels are refused, untouched. On a
+/// CPU without AVX-512 (small_trsm_supported() false) every call must
+/// decline and leave X as it was (factor_front_cpu then uses DTRSM).
 TEST(SmallTrsm, EqualsOpenBlasDtrsm) {
+  if (!small_trsm_supported()) {
+    std::printf("[ no x86-64-v4 here: checking that the kernel declines ]\n");
+    std::vector<double> L(16 * 16, 1.0), X(40 * 16, 3.0);
+    const std::vector<double> X0 = X;
+    EXPECT_FALSE(trsm_right_lower_trans_small(40, 16, L.data(), 16, X.data(), 40));
+    EXPECT_EQ(X, X0);
+    return;
+  }
   const unsigned seed = std::random_device{}();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0), diag(0.5, 2.0);

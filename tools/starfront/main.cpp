@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all cores, less one left to this program with --ncuda >= 1)")
       ->capture_default_str();
-  solve->add_option("--ncuda", sa.ncuda, "CUDA workers")->capture_default_str();
+  solve->add_option("--ncuda", sa.ncuda, "GPUs (each with 4 CUDA workers, i.e. streams; STARPU_NWORKER_PER_CUDA sets another count)")->capture_default_str();
   solve->add_flag("--tiles-on-gpu-only,!--tiles-anywhere", sa.tiles_on_gpu_only,
                   "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1; "
                   "the default with --ncuda); --tiles-anywhere lets the scheduler place them");

@@ -182,6 +182,27 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (opts.streams_per_gpu < 0 || opts.streams_per_gpu > 64)
     return Status::error(StatusCode::invalid_argument,
                          "streams_per_gpu must be 0 (the default) to 64, got " + std::to_string(opts.streams_per_gpu));
+  // CUDA workers (streams) per GPU: the environment's STARPU_NWORKER_PER_CUDA
+  // wins; checked here, because StarPU aborts on a bad one.
+  int streams = opts.streams_per_gpu > 0 ? opts.streams_per_gpu : kDefaultStreamsPerGpu;
+  const bool streams_from_env = env_set("STARPU_NWORKER_PER_CUDA");
+  if (streams_from_env) {
+    const char* e = std::getenv("STARPU_NWORKER_PER_CUDA");
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (*end != '\0' || v < 1 || v > 64)
+      return Status::error(StatusCode::invalid_argument,
+                           std::string("STARPU_NWORKER_PER_CUDA must be an integer from 1 to 64, got '") + e + "'");
+    streams = static_cast<int>(v);
+  }
+  // StarPU creates at most STARPU_NMAXWORKERS workers, CUDA ones first, and
+  // drops the others without an error.
+  if (opts.ncuda > 0 && opts.ncpu >= 0 &&
+      static_cast<long long>(opts.ncuda) * streams + opts.ncpu > STARPU_NMAXWORKERS)
+    return Status::error(StatusCode::invalid_argument,
+                         std::to_string(opts.ncuda) + " GPU(s) x " + std::to_string(streams) + " streams + " +
+                             std::to_string(opts.ncpu) + " CPU workers exceed StarPU's " +
+                             std::to_string(STARPU_NMAXWORKERS) + " workers");
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true))
     return Status::error(StatusCode::runtime_error, "StarPU is already started by starfront");
@@ -202,10 +223,8 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (!cpu_memory_limit_set()) no_cpu_cap.emplace("STARPU_LIMIT_CPU_NUMA_MEM", "0");
   // Several CUDA workers (streams) per GPU let independent front tasks'
   // latency-bound kernels overlap (RuntimeOptions::streams_per_gpu).
-  std::optional<ScopedEnv> streams;  // only while starpu_init reads it
-  if (opts.ncuda > 0 && !env_set("STARPU_NWORKER_PER_CUDA"))
-    streams.emplace("STARPU_NWORKER_PER_CUDA",
-                    std::to_string(opts.streams_per_gpu > 0 ? opts.streams_per_gpu : kDefaultStreamsPerGpu));
+  std::optional<ScopedEnv> streams_env;  // only while starpu_init reads it
+  if (opts.ncuda > 0 && !streams_from_env) streams_env.emplace("STARPU_NWORKER_PER_CUDA", std::to_string(streams));
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.sched_policy_name = opts.sched.c_str();
@@ -247,6 +266,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
 #endif
   trace_env.reset();
   no_cpu_cap.reset();
+  streams_env.reset();
   if (ret != 0) {
     g_started = false;
     return Status::error(StatusCode::runtime_error,
@@ -271,12 +291,24 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   set_cuda_only(opts.tiles_on_cuda_only, opts.fronts_on_cuda_only);
   starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = opts.sched;
-  if (opts.ncuda > 0 && out->ncuda_ < opts.ncuda) {
-    const int found = out->ncuda_;
+  // StarPU lowers the GPU count to the devices it finds (silently, with
+  // STARPU_SILENT), and the worker count to STARPU_NMAXWORKERS; a StarPU
+  // with blocking drivers keeps one CUDA worker per GPU (accepted when the
+  // count is starfront's default, an error when the caller asked for one).
+  if (opts.ncuda > 0 && out->ngpu_ < opts.ncuda) {
+    const int found = out->ngpu_;
     out.reset();
     return Status::error(StatusCode::runtime_error, std::to_string(opts.ncuda) +
-                                                        " CUDA worker(s) requested, StarPU found " +
-                                                        std::to_string(found));
+                                                        " GPU(s) requested, StarPU found " + std::to_string(found));
+  }
+  if (opts.ncuda > 0 && (opts.streams_per_gpu > 0 || streams_from_env) && out->ncuda_ != out->ngpu_ * streams) {
+    const std::string what = std::to_string(out->ncuda_) + " CUDA workers for " + std::to_string(out->ngpu_) +
+                             " GPU(s) x " + std::to_string(streams) + " streams";
+    out.reset();
+    return Status::error(StatusCode::runtime_error,
+                         "StarPU created " + what + " (at most " + std::to_string(STARPU_NMAXWORKERS) +
+                             " workers in all, CUDA ones first; non-blocking drivers are needed for several "
+                             "streams per GPU)");
   }
   return Status::success();
 }

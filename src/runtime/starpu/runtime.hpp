@@ -24,7 +24,7 @@ struct RuntimeOptions {
   /// STARPU_NCPU, STARPU_RESERVE_NCPU or STARPU_MAIN_THREAD_BIND is set or
   /// MPI is used (StarpuRuntime::start).
   int ncpu = -1;
-  int ncuda = 0;             ///< CUDA workers (GPUs); 0: none
+  int ncuda = 0;             ///< GPUs (each with streams_per_gpu CUDA workers); 0: none
   std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
   /// Non-empty: record an FxT trace of everything StarPU runs until shutdown
   /// into this folder (created if needed): the raw file DIR/prof_file_0 is
@@ -55,8 +55,17 @@ struct RuntimeOptions {
   /// CUDA workers (streams) per GPU, all driven by one thread per GPU
   /// (StarPU's STARPU_NWORKER_PER_CUDA); used when ncuda > 0. 0: starfront's
   /// default, kDefaultStreamsPerGpu. The environment's
-  /// STARPU_NWORKER_PER_CUDA, when set, wins over both. Allowed: 0 to 64
-  /// (else invalid_argument).
+  /// STARPU_NWORKER_PER_CUDA, when set, wins over both (it must then be an
+  /// integer from 1 to 64). Allowed: 0 to 64. Errors: invalid_argument for
+  /// a count out of range, or when ncpu ≥ 0 and ncpu + ncuda × streams
+  /// exceeds StarPU's STARPU_NMAXWORKERS; runtime_error when StarPU does
+  /// not create the requested count (only checked when the count comes from
+  /// here or the environment). With ncpu = -1 StarPU may create fewer CPU
+  /// workers than cores when the CUDA workers take its worker slots. Each
+  /// CUDA worker keeps its own device workspaces (cuSOLVER workspace,
+  /// backup and LDLᵀ buffers, grown to the largest front it ran, never
+  /// shrunk: task_kernels_cuda.cpp) and cuBLAS / cuSOLVER handles, so GPU
+  /// memory outside StarPU's manager grows with the stream count.
   int streams_per_gpu = 0;
 };
 
@@ -107,7 +116,8 @@ class StarpuRuntime {
   int cpu_workers() const { return ncpu_; }
   /// True when started on a communicator (RuntimeOptions::mpi_comm).
   bool mpi() const { return mpi_comm_ != nullptr; }
-  /// CUDA workers: GPUs × streams per GPU (RuntimeOptions::streams_per_gpu).
+  /// CUDA workers StarPU created: usually GPUs × streams per GPU
+  /// (RuntimeOptions::streams_per_gpu or STARPU_NWORKER_PER_CUDA).
   int cuda_workers() const { return ncuda_; }
   /// GPUs that have CUDA workers (cuda_gpu_count()).
   int gpus() const { return ngpu_; }

@@ -56,7 +56,9 @@ struct TaskProgress {
     /// acquisition of its data (transfers included) begun and ended.
     double submit = -1.0, pop_end = -1.0, acquire_start = -1.0, acquire_end = -1.0;
     /// CUDA tasks only (-1 otherwise): the host time spent in the codelet
-    /// function, i.e. queueing the task's work on its stream (begin and end,
+    /// function, i.e. queueing the task's work on its stream, plus any
+    /// synchronous wait of the task (a tiled potrf's pivot test, a fused
+    /// subtree's status, a front without deferred pivots) (begin and end,
     /// seconds, StarPU's clock), and when the stream reached the task's
     /// first and last queued work (seconds, the GPU's event clock shifted so
     /// that the device's earliest task begins at its host_begin: a lower
