@@ -497,7 +497,20 @@ TEST(StarpuRuntimeOptions, StreamsPerGpuOutOfRangeIsAnError) {
     EXPECT_NE(st.message.find("streams_per_gpu"), std::string::npos) << st.message;
     EXPECT_FALSE(rt) << streams;
   }
-  std::unique_ptr<StarpuRuntime> rt;  // and StarPU can still be started afterwards
+  // A bad STARPU_NWORKER_PER_CUDA is refused even without GPUs: a StarPU
+  // built with CUDA reads it at every starpu_init and aborts on it. Then
+  // StarPU can still be started.
+  const char* old = std::getenv("STARPU_NWORKER_PER_CUDA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  for (const char* bad : {"0", "-2", "4x", ""}) {
+    setenv("STARPU_NWORKER_PER_CUDA", bad, 1);
+    std::unique_ptr<StarpuRuntime> rt;
+    const Status st = StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument) << "'" << bad << "': " << st.message;
+  }
+  if (saved) setenv("STARPU_NWORKER_PER_CUDA", saved->c_str(), 1);
+  else unsetenv("STARPU_NWORKER_PER_CUDA");
+  std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
 }
 

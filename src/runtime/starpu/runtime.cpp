@@ -183,14 +183,17 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     return Status::error(StatusCode::invalid_argument,
                          "streams_per_gpu must be 0 (the default) to 64, got " + std::to_string(opts.streams_per_gpu));
   // CUDA workers (streams) per GPU: the environment's STARPU_NWORKER_PER_CUDA
-  // wins; checked here, because StarPU aborts on a bad one.
+  // wins; checked here, GPUs or not, because a StarPU built with CUDA reads
+  // it at every starpu_init and aborts on a bad one (an assertion, seen with
+  // "0" and no GPU requested).
   int streams = opts.streams_per_gpu > 0 ? opts.streams_per_gpu : kDefaultStreamsPerGpu;
-  const bool streams_from_env = env_set("STARPU_NWORKER_PER_CUDA");
+  const char* streams_env_value = std::getenv("STARPU_NWORKER_PER_CUDA");  // set, even empty: StarPU reads it
+  const bool streams_from_env = streams_env_value != nullptr;
   if (streams_from_env) {
-    const char* e = std::getenv("STARPU_NWORKER_PER_CUDA");
+    const char* e = streams_env_value;
     char* end = nullptr;
     const long v = std::strtol(e, &end, 10);
-    if (*end != '\0' || v < 1 || v > 64)
+    if (*e == '\0' || *end != '\0' || v < 1 || v > 64)
       return Status::error(StatusCode::invalid_argument,
                            std::string("STARPU_NWORKER_PER_CUDA must be an integer from 1 to 64, got '") + e + "'");
     streams = static_cast<int>(v);

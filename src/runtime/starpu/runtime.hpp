@@ -56,7 +56,8 @@ struct RuntimeOptions {
   /// (StarPU's STARPU_NWORKER_PER_CUDA); used when ncuda > 0. 0: starfront's
   /// default, kDefaultStreamsPerGpu. The environment's
   /// STARPU_NWORKER_PER_CUDA, when set, wins over both (it must then be an
-  /// integer from 1 to 64). Allowed: 0 to 64. Errors: invalid_argument for
+  /// integer from 1 to 64, checked even without GPUs: StarPU reads it at
+  /// every start and aborts on a bad value). Allowed: 0 to 64. Errors: invalid_argument for
   /// a count out of range, or when ncpu ≥ 0 and ncpu + ncuda × streams
   /// exceeds StarPU's STARPU_NMAXWORKERS; runtime_error when StarPU does
   /// not create the requested count (only checked when the count comes from
