@@ -14,11 +14,13 @@
 // (one call at a time).
 // --panel M:K...: instead, a front's m×k panel factorised by cuSOLVER DPOTRF
 // (k×k) and gpu_trsm_right_lower_trans (the rows below) against
-// gpu_potrf_panel, microseconds per call (16 calls queued back to back on
-// copies), ratio and relative difference (exit 1 above 1e-12).
+// gpu_potrf_panel, and against gpu_potrf_panel_rows (one launch, k ≤ 256),
+// microseconds per call (16 calls queued back to back on copies), ratios
+// and relative differences (exit 1 above 1e-12).
 // Usage: gpu_blas_bench [--repeat K] [--leaf L]... [M:N]...
 //        gpu_blas_bench [--repeat K] --potrf K...
 //        gpu_blas_bench [--repeat K] --panel M:K...
+//        gpu_blas_bench --panel-trace M:K...   (the rows kernel's trace: panel_trace_report)
 //   --leaf L: a leaf order to measure (repeatable; default 32 64; the
 //   kernel's leaves are at most kTrsmKernelLeafMax = 64)
 //   M:N: a shape m×n (default: tile and front shapes of the lap3d task
@@ -155,8 +157,9 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::printf("gpu_blas_bench --panel: median of %d after a warm-up, each run %d calls back to back on copies; "
               "us per call\n\n"
-              "| m | k | cuSOLVER DPOTRF + TRSM us | gpu_potrf_panel us | ratio | TFLOP/s | rel diff |\n"
-              "|---|---|---|---|---|---|---|\n",
+              "| m | k | cuSOLVER DPOTRF + TRSM us | gpu_potrf_panel us | ratio | TFLOP/s | rel diff | "
+              "gpu_potrf_panel_rows us | ratio | TFLOP/s | rel diff |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|\n",
               repeat, kPanelBatch);
   int status = 0;
   for (auto [m, k] : shapes) {
@@ -195,14 +198,103 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
       return true;
     }, restore) / kPanelBatch;
     const double diff = rel_diff(dA[0].get(), ref);
+    // The one-launch kernel (k ≤ kPanelRowsMaxK), each copy with its own
+    // sync words as each CUDA worker has.
+    double tr = -1.0, diff_r = 0.0;
+    if (k <= kPanelRowsMaxK) {
+      int* sync = nullptr;
+      cudaStream_t stream = nullptr;
+      if (!ok(cudaMalloc(&sync, sizeof(int) * kPanelRowsSyncInts), "cudaMalloc") ||
+          !ok(cublasGetStream(h, &stream), "cublasGetStream"))
+        return 1;
+      tr = timed(repeat, [&] {
+        for (Operand& x : dA)
+          if (!ok(gpu_potrf_panel_rows(stream, m, k, x.d, m, info, sync), "gpu_potrf_panel_rows")) return false;
+        return true;
+      }, restore) / kPanelBatch;
+      diff_r = rel_diff(dA[0].get(), ref);
+      cudaFree(sync);
+    }
     cudaFree(info);
     const double flops = static_cast<double>(k) * k * k / 3.0 + static_cast<double>(m - k) * k * k;
-    if (tc < 0 || tp < 0 || !(diff <= 1e-12)) status = 1;
-    std::printf("| %d | %d | %.1f | %.1f | %.2f | %.2f | %.1e |\n", m, k, 1e6 * tc, 1e6 * tp, tc / tp,
+    if (tc < 0 || tp < 0 || !(diff <= 1e-12) || !(diff_r <= 1e-12)) status = 1;
+    std::printf("| %d | %d | %.1f | %.1f | %.2f | %.2f | %.1e | ", m, k, 1e6 * tc, 1e6 * tp, tc / tp,
                 flops / tp * 1e-12, diff);
+    if (tr > 0)
+      std::printf("%.1f | %.2f | %.2f | %.1e |\n", 1e6 * tr, tc / tr, flops / tr * 1e-12, diff_r);
+    else
+      std::printf("(k > %d) | | | |\n", kPanelRowsMaxK);
   }
   cublasDestroy(h);
   cusolverDnDestroy(hs);
+  return status;
+}
+
+/// The --panel-trace report: per shape, 16 untimed calls of
+/// gpu_potrf_panel_rows queued back to back (clocks and caches warm), then
+/// one with the kernel's trace; prints, per tile of 32 rows (the tiles of
+/// the diagonal blocks and the first and last of the rows below), its SM,
+/// its start and end in µs from the first tile's start (globaltimer), the
+/// cycles per µs of its own clock, and per step the cycles (clock64) of the
+/// wait for the diagonal tile, the staging, the update, the factorisation
+/// or solve, and the write-out.
+int panel_trace_report(const std::vector<std::pair<int, int>>& shapes) {
+  int status = 0;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (auto [m, k] : shapes) {
+    if (k > kPanelRowsMaxK) continue;
+    std::vector<double> A(static_cast<std::size_t>(m) * k);
+    for (double& x : A) x = u(rng);
+    for (int j = 0; j < k; ++j) {
+      for (int i = 0; i < j; ++i) A[i + static_cast<std::size_t>(j) * m] = 0.0;
+      A[j + static_cast<std::size_t>(j) * m] = 2.0 * k;
+    }
+    Operand dA;
+    int *info = nullptr, *sync = nullptr;
+    long long* trace = nullptr;
+    const int tiles = (m + 31) / 32, nblk = (k + 31) / 32;
+    const std::size_t words = static_cast<std::size_t>(tiles) * kPanelRowsTraceWords;
+    if (!dA.init(A) || !ok(cudaMalloc(&info, sizeof(int)), "cudaMalloc") ||
+        !ok(cudaMalloc(&sync, sizeof(int) * kPanelRowsSyncInts), "cudaMalloc") ||
+        !ok(cudaMalloc(&trace, sizeof(long long) * words), "cudaMalloc"))
+      return 1;
+    for (int r = 0; r < 16; ++r)
+      if (!ok(gpu_potrf_panel_rows(nullptr, m, k, dA.d, m, info, sync), "gpu_potrf_panel_rows")) return 1;
+    if (!dA.restore() || !ok(gpu_potrf_panel_rows(nullptr, m, k, dA.d, m, info, sync, trace), "traced call") ||
+        !ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize"))
+      return 1;
+    std::vector<long long> T(words);
+    if (!ok(cudaMemcpy(T.data(), trace, sizeof(long long) * words, cudaMemcpyDeviceToHost), "cudaMemcpy")) return 1;
+    cudaFree(trace);
+    cudaFree(sync);
+    cudaFree(info);
+    long long t0 = T[0], t1 = T[kPanelRowsTraceWords - 1];
+    for (int t = 0; t < tiles; ++t) {
+      t0 = std::min(t0, T[static_cast<std::size_t>(t) * kPanelRowsTraceWords]);
+      t1 = std::max(t1, T[static_cast<std::size_t>(t) * kPanelRowsTraceWords + kPanelRowsTraceWords - 1]);
+    }
+    std::printf("\n### gpu_potrf_panel_rows %dx%d: %d tiles, %d blocks of columns, kernel span %.1f us "
+                "(first tile's start to last tile's end)\n\n"
+                "| tile | SM | start us | end us | cycles/us | step: wait, stage, update, factor, write (cycles) |\n"
+                "|---|---|---|---|---|---|\n",
+                m, k, tiles, nblk, 1e-3 * static_cast<double>(t1 - t0));
+    for (int t = 0; t < tiles; ++t) {
+      if (t >= nblk && t != nblk && t != tiles - 1) continue;
+      const long long* w = T.data() + static_cast<std::size_t>(t) * kPanelRowsTraceWords;
+      const long long ns = w[kPanelRowsTraceWords - 1] - w[0], cyc = w[kPanelRowsTraceWords - 2] - w[1];
+      std::printf("| %d | %lld | %.2f | %.2f | %.0f |", t, w[kPanelRowsTraceWords - 3], 1e-3 * static_cast<double>(w[0] - t0),
+                  1e-3 * static_cast<double>(w[kPanelRowsTraceWords - 1] - t0),
+                  ns > 0 ? 1e3 * static_cast<double>(cyc) / static_cast<double>(ns) : 0.0);
+      long long prev = w[1];
+      for (int j = 0; j <= std::min(t, nblk - 1); ++j) {
+        std::printf(" %d: %lld %lld %lld %lld %lld;", j, w[2 + 5 * j] - prev, w[3 + 5 * j] - w[2 + 5 * j],
+                    w[4 + 5 * j] - w[3 + 5 * j], w[5 + 5 * j] - w[4 + 5 * j], w[6 + 5 * j] - w[5 + 5 * j]);
+        prev = w[6 + 5 * j];
+      }
+      std::printf(" |\n");
+    }
+  }
   return status;
 }
 
@@ -213,11 +305,12 @@ int main(int argc, char** argv) {
   std::vector<int> leaves;
   std::vector<std::pair<int, int>> shapes;
   std::vector<int> potrf_orders;
-  bool potrf = false, panel = false;
+  bool potrf = false, panel = false, panel_trace = false;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--potrf")) potrf = true;
     else if (!std::strcmp(argv[a], "--panel")) panel = true;
+    else if (!std::strcmp(argv[a], "--panel-trace")) panel = panel_trace = true;
     else if (potrf) {
       const int k = std::atoi(argv[a]);
       if (k <= 0) {
@@ -240,7 +333,7 @@ int main(int argc, char** argv) {
     if (shapes.empty())  // fronts of lap3d 100³ (bins of k in bench/README.md) and a 2048 tile
       shapes = {{16, 16},     {64, 64},     {1000, 64},   {700, 12},    {1000, 50},  {966, 89},   {1655, 179},
                 {2945, 372},  {4210, 582},  {6088, 1110}, {512, 512},  {2048, 2048}};
-    return panel_table(repeat, shapes);
+    return panel_trace ? panel_trace_report(shapes) : panel_table(repeat, shapes);
   }
   if (potrf) {
     if (potrf_orders.empty()) potrf_orders = {8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048};

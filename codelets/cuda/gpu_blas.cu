@@ -3,10 +3,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+
+#include "cuda/device_math.cuh"
 
 namespace starfront {
 namespace {
@@ -166,6 +169,234 @@ __global__ void __launch_bounds__(kPotrfThreads) potrf_leaf_kernel(double* __res
   }
 }
 
+
+/// Rows (and columns) of a tile of gpu_potrf_panel_rows: a thread block
+/// owns 32 rows of the panel, and the panel's columns go by blocks of 32.
+constexpr int kRowsTile = 32;
+constexpr int kRowsThreads = 256;  ///< threads of its kernel (8 warps)
+static_assert(kRowsTile == kPanel, "a tile's block of columns is one register panel");
+static_assert(kPanelRowsTraceWords >= 5 + 5 * (kPanelRowsMaxK / kRowsTile), "room for every step's stamps");
+static_assert(kPanelRowsMaxK % kRowsTile == 0 && kPanelRowsSyncInts == 1 + kPanelRowsMaxK / kRowsTile,
+              "the sync words are a ticket and one flag per block of columns");
+
+/// Dynamic shared memory of potrf_rows_kernel for k columns (bytes): the
+/// block's rows and the staged rows of a diagonal tile (32 × kp each, kp =
+/// k rounded up to 32), and the 32 × 32 triangle of the TRSM.
+std::size_t rows_kernel_smem(int k) {
+  const std::size_t kp = static_cast<std::size_t>((k + kRowsTile - 1) / kRowsTile) * kRowsTile;
+  return sizeof(double) * (2 * kp * kRowsTile + kRowsTile * kRowsTile);
+}
+
+/// dst[e] = load(e) for the thread's e in [0, n) (e ≡ threadIdx.x modulo
+/// kRowsThreads), 16 loads in flight per thread: a rolled loop would wait
+/// for each global load in turn (measured: ~28 µs a step of
+/// potrf_rows_kernel on a 256-column panel that way).
+template <class Load>
+__device__ __forceinline__ void fill_batched(double* __restrict__ dst, int n, Load load) {
+  constexpr int B = 16;
+  for (int e0 = threadIdx.x; e0 < n; e0 += B * kRowsThreads) {
+    double v[B];
+#pragma unroll
+    for (int q = 0; q < B; ++q) {
+      const int e = e0 + q * kRowsThreads;
+      v[q] = e < n ? load(e) : 0.0;
+    }
+#pragma unroll
+    for (int q = 0; q < B; ++q) {
+      const int e = e0 + q * kRowsThreads;
+      if (e < n) dst[e] = v[q];
+    }
+  }
+}
+
+/// own(:, col + c) −= Σ_{l ∈ [l0, l1)} own(:, l)·src(c, l) for the tile's 32
+/// rows (lane) and c < 32 (column-major tiles of 32 rows, as in
+/// potrf_rows_kernel; warp W takes c = 4W .. 4W + 3). No barrier: the
+/// caller keeps [col, col + 32) apart from what other warps read meanwhile.
+__device__ __forceinline__ void update_block(double* __restrict__ own, const double* src, int l0, int l1, int col,
+                                             int warp, int lane) {
+  constexpr int TR = kRowsTile;
+  const int c0 = 4 * warp;
+  double acc[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) acc[q] = own[(col + c0 + q) * TR + lane];
+#pragma unroll 4
+  for (int l = l0; l < l1; ++l) {
+    const double a = own[l * TR + lane];
+    const double2 s01 = *reinterpret_cast<const double2*>(src + l * TR + c0);
+    const double2 s23 = *reinterpret_cast<const double2*>(src + l * TR + c0 + 2);
+    acc[0] = fma(-a, s01.x, acc[0]);
+    acc[1] = fma(-a, s01.y, acc[1]);
+    acc[2] = fma(-a, s23.x, acc[2]);
+    acc[3] = fma(-a, s23.y, acc[3]);
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q) own[(col + c0 + q) * TR + lane] = acc[q];
+}
+
+/// gpu_potrf_panel_rows's kernel: one thread block per tile of 32 rows of
+/// the m×k panel, left-looking by blocks of 32 columns (Golub and Van Loan
+/// §4.2, applied to a tile's rows as in a row-block Cholesky). Tiles are
+/// numbered by arrival (a ticket from sync[0]), so a tile waits only for
+/// tiles that started before it: no deadlock whatever the number of
+/// resident blocks. Tile t holds its rows (all k columns) in shared memory.
+/// At step j (column block j, columns cb = 32j .. cb + w):
+///  - t > j: wait for flag j (tile j has finished its diagonal block), stage
+///    tile j's rows (columns 0 .. cb + w) from global memory (L2, __ldcg);
+///  - X(t) −= L(t, 0:cb)·L(j, 0:cb)ᵀ (the left-looking update; 4 columns a
+///    thread, its warp's 32 rows: update_block); a tile that holds a later
+///    diagonal block t < nblk also updates that block by the columns just
+///    solved, so that its own step is the factorisation alone (the chain of
+///    diagonal blocks carries no update);
+///  - t == j: warp 0 factorises the tile's 32×32 block right-looking, one
+///    row a lane in registers (rows below the diagonal block, when k is not
+///    a multiple of 32, are solved by the same steps), l(c, c) = d·r and
+///    l(i, c) = a(i, c)·r with r = rsqrt_fast(d) as in the other kernels;
+///  - t > j: warp 0 solves the tile's rows against L(j, j) (solve_row_panel,
+///    the reciprocal of the diagonal precomputed);
+///  - the block of columns goes home; tile j then sets *info (tile 0: 0 or
+///    its failing column; later tiles only while *info is 0, which keeps the
+///    first failure, since tile j's step comes after every earlier tile's),
+///    and releases flag j.
+/// A pivot that is not > 0 (NaN included) fails; later columns are garbage
+/// and every flag is still released. The strictly upper triangle of the
+/// diagonal blocks is written as zero.
+/// With `trace` (measurement only): per tile (its ticket), kPanelRowsTraceWords
+/// words: [0] globaltimer at the start, [1] clock64 at the start, [2 + 5j ..
+/// 6 + 5j] clock64 after step j's wait, staging, update, factorisation or
+/// solve, and write-out; [kPanelRowsTraceWords − 3] the SM, [− 2] clock64
+/// and [− 1] globaltimer at the end.
+__global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, double* __restrict__ P, int ldp,
+                                                                  int* __restrict__ info, int* __restrict__ sync,
+                                                                  long long* __restrict__ trace, unsigned spin_ns) {
+  constexpr int TR = kRowsTile;
+  extern __shared__ __align__(16) double smem[];  // (double2 loads below)
+  __shared__ int s_tile, s_bad;
+  const int kp = (k + TR - 1) / TR * TR, nblk = kp / TR;
+  double* own = smem;          // own[c·TR + r] = P(row0 + r, c)
+  double* S = smem + kp * TR;  // S[c·TR + i] = P(cb + i, c) of the diagonal tile of the step
+  double* T = S + kp * TR;     // T[kk·TR + c] = L(cb + c, cb + kk) below the diagonal, 1 / L(cb + kk, cb + kk) on it
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if (tid == 0) s_tile = atomicAdd(sync, 1);
+  __syncthreads();
+  const int t = s_tile, row0 = t * TR, rows = min(TR, m - row0);
+  int* flag = sync + 1;
+  long long* tr = trace && tid == 0 ? trace + static_cast<long long>(t) * kPanelRowsTraceWords : nullptr;
+  auto now_ns = [] {
+    long long v;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
+    return v;
+  };
+  if (tr) {
+    tr[0] = now_ns();
+    tr[1] = clock64();
+  }
+  fill_batched(own, kp * TR, [&](int e) {
+    const int c = e / TR, r = e % TR;
+    return r < rows && c < k ? P[row0 + r + static_cast<long long>(c) * ldp] : 0.0;
+  });
+  __syncthreads();
+  const int last = min(t, nblk - 1);
+  for (int j = 0; j <= last; ++j) {
+    const int cb = j * TR, w = min(TR, k - cb);
+    const bool diag = j == t;
+    const double* src = own;
+    if (!diag) {
+      if (tid == 0)
+        while (load_acquire(flag + j) == 0)
+          if (spin_ns) __nanosleep(spin_ns);
+      if (tr) tr[2 + 5 * j] = clock64();
+      __syncthreads();
+      fill_batched(S, (cb + TR) * TR, [&](int e) {
+        const int c = e / TR, i = e % TR;
+        return i < w && c < cb + w ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
+      });
+      __syncthreads();
+      src = S;
+    } else if (tr) {
+      tr[2 + 5 * j] = clock64();
+    }
+    if (tr) tr[3 + 5 * j] = clock64();
+    // The diagonal tile's update was applied step by step (below).
+    if (cb > 0 && !diag) update_block(own, src, 0, cb, cb, warp, lane);
+    __syncthreads();
+    if (tr) tr[4 + 5 * j] = clock64();
+    if (diag) {
+      if (warp == 0) {
+        double a[TR];
+#pragma unroll
+        for (int c = 0; c < TR; ++c) a[c] = own[(cb + c) * TR + lane];
+        // All 32 columns, with no branch on w: a loop that stopped at w put
+        // a branch between the shuffles of a column, and each waited for the
+        // one before (about 1,000 cycles a column, measured with the trace).
+        // Columns ≥ w are padding (zero: their pivots are not tested and
+        // their garbage never reaches columns < w nor goes home).
+        int bad = 0;
+#pragma unroll
+        for (int c = 0; c < TR; ++c) {
+          const double d = __shfl_sync(0xffffffffu, a[c], c);
+          if (c < w && !(d > 0.0) && bad == 0) bad = c + 1;
+          const double r = rsqrt_fast(d);
+          a[c] = lane == c ? d * r : a[c] * r;  // l(lane, c) (lanes above c: not used)
+          const double lc = a[c];
+#pragma unroll
+          for (int l = c + 1; l < TR; ++l) {
+            const double llc = __shfl_sync(0xffffffffu, lc, l);
+            a[l] = lane >= l ? fma(-lc, llc, a[l]) : a[l];
+          }
+        }
+#pragma unroll
+        for (int c = 0; c < TR; ++c) own[(cb + c) * TR + lane] = a[c];
+        if (lane == 0) s_bad = bad;
+      }
+    } else {
+      for (int e = tid; e < TR * TR; e += kRowsThreads) {
+        const int kk = e / TR, c = e % TR;
+        const double v = S[(cb + kk) * TR + c];
+        T[e] = c == kk ? (kk < w ? 1.0 / v : 1.0) : c > kk && c < w ? v : 0.0;
+      }
+      __syncthreads();
+      if (warp == 0) {
+        double x[TR];
+#pragma unroll
+        for (int c = 0; c < TR; ++c) x[c] = own[(cb + c) * TR + lane];
+        solve_row_panel(x, T, TR);
+#pragma unroll
+        for (int c = 0; c < TR; ++c) own[(cb + c) * TR + lane] = x[c];
+      }
+    }
+    __syncthreads();
+    if (tr) tr[5 + 5 * j] = clock64();
+    // A tile holding a later diagonal block (t < nblk) takes the update of
+    // that block by the columns just solved now, off the chain of diagonal
+    // blocks: at its own step only the factorisation remains. (Columns 32t
+    // and on are not read by the write-out below.)
+    if (!diag && t < nblk) update_block(own, own, cb, cb + TR, t * TR, warp, lane);
+    for (int e = tid; e < w * TR; e += kRowsThreads) {
+      const int c = e / TR, r = e % TR;
+      if (r < rows) P[row0 + r + static_cast<long long>(cb + c) * ldp] = diag && c > r ? 0.0 : own[(cb + c) * TR + r];
+    }
+    if (diag) {
+      __syncthreads();
+      if (tid == 0) {
+        const int bad = s_bad;
+        if (j == 0) *info = bad;
+        else if (bad) atomicCAS(info, 0, cb + bad);
+        __threadfence();
+        store_release(flag + j, 1);
+      }
+    }
+    if (tr) tr[6 + 5 * j] = clock64();
+  }
+  if (tr) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    tr[kPanelRowsTraceWords - 3] = sm;
+    tr[kPanelRowsTraceWords - 2] = clock64();
+    tr[kPanelRowsTraceWords - 1] = now_ns();
+  }
+}
+
 /// Where to split a triangle of order n > 1: near the middle, at a multiple
 /// of 64 when n ≥ 128 (aligned GEMM operands), always in [1, n).
 int split(int n) {
@@ -228,6 +459,38 @@ cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ld
         return s;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P, int ldp, int* info, int* sync,
+                                    long long* trace) {
+  if (k < 0 || k > kPanelRowsMaxK || m < k || ldp < std::max(m, 1)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (k == 0) return CUBLAS_STATUS_SUCCESS;
+  const int nblk = (k + kRowsTile - 1) / kRowsTile;
+  if (cudaMemsetAsync(sync, 0, sizeof(int) * static_cast<std::size_t>(1 + nblk), stream) != cudaSuccess)
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  // The kernel's shared-memory limit, raised once per device (a setting of
+  // the device's function, the same for every thread).
+  static std::atomic<unsigned long long> raised{0};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (!(raised.load() & bit)) {
+    if (cudaFuncSetAttribute(potrf_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(rows_kernel_smem(kPanelRowsMaxK))) != cudaSuccess)
+      return CUBLAS_STATUS_EXECUTION_FAILED;
+    raised.fetch_or(bit);
+  }
+  // Measurement knob, read once: STARFRONT_GPU_ROWS_SPIN_NS=N (0 to 10000)
+  // makes a waiting block sleep N ns between polls of a flag (default 0:
+  // polls back to back).
+  static const unsigned spin_ns = [] {
+    const char* e = std::getenv("STARFRONT_GPU_ROWS_SPIN_NS");
+    const long v = e ? std::strtol(e, nullptr, 10) : 0;
+    return static_cast<unsigned>(std::clamp<long>(v, 0, 10000));
+  }();
+  const unsigned tiles = static_cast<unsigned>((static_cast<long long>(m) + kRowsTile - 1) / kRowsTile);
+  potrf_rows_kernel<<<tiles, kRowsThreads, rows_kernel_smem(k), stream>>>(m, k, P, ldp, info, sync, trace, spin_ns);
+  return cudaGetLastError() == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 const GpuTrsmOptions& gpu_trsm_options() {

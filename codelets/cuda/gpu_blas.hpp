@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 namespace starfront {
 
@@ -102,5 +103,37 @@ cublasStatus_t gpu_trsm_right_lower_trans(cublasHandle_t h, int m, int n, const 
 /// untouched) for k = 0, otherwise the first failing status
 /// (CUBLAS_STATUS_EXECUTION_FAILED when a kernel launch fails).
 cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ldp, int* info);
+
+/// Largest k of gpu_potrf_panel_rows.
+constexpr int kPanelRowsMaxK = 256;
+/// Ints of device workspace (`sync`) that gpu_potrf_panel_rows needs: a
+/// ticket counter and one flag per block of 32 columns.
+constexpr int kPanelRowsSyncInts = 1 + kPanelRowsMaxK / 32;
+/// Words a tile of 32 rows takes in gpu_potrf_panel_rows's trace.
+constexpr int kPanelRowsTraceWords = 48;
+
+/// What gpu_potrf_panel computes (P11 = L11·L11ᵀ, L21 = P21·L11⁻ᵀ in place,
+/// the strictly upper triangle of P11 set to zero, info as LAPACK's), in
+/// ONE kernel launch (after a memset of `sync`): one thread block per tile
+/// of 32 rows, left-looking by blocks of 32 columns, the tile of each
+/// diagonal block factorised by one warp in registers and the others solved
+/// against it as soon as a flag in `sync` says it is done (tiles numbered
+/// by a ticket taken at their start, so a block only waits for blocks that
+/// started before it). For the medium fronts of lap3d (k = 64–255), where
+/// cuSOLVER's DPOTRF and the TRSM cost 115–178 µs a front in many small
+/// launches (bench/README.md, session 33). Results differ from
+/// cuSOLVER + DTRSM at rounding level (other summation order).
+/// m ≥ k, 0 ≤ k ≤ kPanelRowsMaxK, ldp ≥ max(m, 1); P, info and sync device
+/// pointers, sync holding ≥ kPanelRowsSyncInts ints that no other queued
+/// work uses (the call zeroes them). Queued on `stream`; no allocation and
+/// no synchronisation (the first call on a device raises the kernel's
+/// shared-memory limit). Returns CUBLAS_STATUS_INVALID_VALUE (nothing
+/// queued) for bad sizes, success with nothing queued for k = 0, and
+/// CUBLAS_STATUS_EXECUTION_FAILED when the memset or the launch fails.
+/// trace (measurement only; null in the solver): device words,
+/// kPanelRowsTraceWords per tile of 32 rows, the kernel's clock64 and
+/// globaltimer stamps of each step (gpu_blas.cu: potrf_rows_kernel).
+cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P, int ldp, int* info, int* sync,
+                                    long long* trace = nullptr);
 
 }  // namespace starfront

@@ -153,29 +153,48 @@ std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
 /// How the GPU factorises a diagonal block of k columns (the fully-summed
 /// columns of a Cholesky front with its TRSM, or a tile's potrf):
-/// gpu_potrf_panel (gpu_blas.hpp) when k ≤ kGpuPanelMaxK, cuSOLVER's DPOTRF
-/// (then the front's TRSM separately) above. Measured on the H200
-/// (gpu_blas_bench --panel, bench/README.md, session 21): the panel took
-/// 13.5 µs against 28.1 µs for a 700×12 front panel and 8.5 against 18.8 µs
-/// at 16×16, but 42 against 40 µs at 1000×50, 49.5 against 40.8 µs at
-/// 1000×64 and 1841 against 843 µs at 2048×2048: its 64-column diagonal
-/// blocks cost ~30 µs each. Measurement knobs, read once:
-/// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER) and
-/// STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal integer > 0: the panel up to
-/// K columns instead of kGpuPanelMaxK).
+/// gpu_potrf_panel (gpu_blas.hpp) when k ≤ kGpuPanelMaxK,
+/// gpu_potrf_panel_rows (one launch, DPOTRF and TRSM together) when k ≤
+/// kPanelRowsMaxK, cuSOLVER's DPOTRF (then the front's TRSM separately)
+/// above. Measured on the H200 (gpu_blas_bench --panel, bench/README.md,
+/// session 21): gpu_potrf_panel took 13.5 µs against 28.1 µs for a 700×12
+/// front panel and 8.5 against 18.8 µs at 16×16, but 42 against 40 µs at
+/// 1000×50, 49.5 against 40.8 µs at 1000×64 and 1841 against 843 µs at
+/// 2048×2048: its 64-column diagonal blocks cost ~30 µs each; session 34
+/// for gpu_potrf_panel_rows. Measurement knobs, read once:
+/// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER), =panel (no rows kernel:
+/// the choice before session 34), =rows (the rows kernel for every k ≤ its
+/// limit, no gpu_potrf_panel); STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal
+/// integer > 0: gpu_potrf_panel up to K columns instead of kGpuPanelMaxK);
+/// STARFRONT_GPU_POTRF_ROWS_MAX=K (a decimal integer ≥ 0, at most
+/// kPanelRowsMaxK: the rows kernel up to K columns; 0 never).
 constexpr idx_t kGpuPanelMaxK = 32;
-enum class GpuFrontPotrf { panel, cusolver };
+enum class GpuFrontPotrf { panel, rows, cusolver };
 GpuFrontPotrf gpu_front_potrf(idx_t k) {
-  static const GpuFrontPotrf how = [] {
+  enum class Mode { standard, cusolver, panel, rows };
+  static const Mode mode = [] {
     const char* e = std::getenv("STARFRONT_GPU_POTRF");
-    return e && std::string(e) == "cusolver" ? GpuFrontPotrf::cusolver : GpuFrontPotrf::panel;
+    const std::string v = e ? e : "";
+    return v == "cusolver" ? Mode::cusolver : v == "panel" ? Mode::panel : v == "rows" ? Mode::rows : Mode::standard;
   }();
-  static const long long max_k = [] {
+  static const long long panel_max = [] {
     const char* e = std::getenv("STARFRONT_GPU_POTRF_PANEL_MAX");
     const long long v = e ? std::atoll(e) : 0;
     return v > 0 ? v : static_cast<long long>(kGpuPanelMaxK);
   }();
-  return how == GpuFrontPotrf::panel && k <= max_k ? GpuFrontPotrf::panel : GpuFrontPotrf::cusolver;
+  static const long long rows_max = [] {
+    const char* e = std::getenv("STARFRONT_GPU_POTRF_ROWS_MAX");
+    const long long v = e && *e ? std::atoll(e) : static_cast<long long>(kPanelRowsMaxK);
+    return std::clamp<long long>(v, 0, kPanelRowsMaxK);
+  }();
+  switch (mode) {
+    case Mode::cusolver: return GpuFrontPotrf::cusolver;
+    case Mode::rows: return k <= rows_max ? GpuFrontPotrf::rows : GpuFrontPotrf::cusolver;
+    case Mode::panel: return k <= panel_max ? GpuFrontPotrf::panel : GpuFrontPotrf::cusolver;
+    case Mode::standard: break;
+  }
+  if (k <= panel_max) return GpuFrontPotrf::panel;
+  return k <= rows_max ? GpuFrontPotrf::rows : GpuFrontPotrf::cusolver;
 }
 
 /// STARFRONT_GPU_FRONT_PROFILE=1 (measurement knob): the GPU Cholesky front
@@ -250,6 +269,7 @@ struct Workspace {
   int* host_info = nullptr;   ///< pinned
   double* host_diag = nullptr;  ///< pinned, the tile's diagonal after potrf
   std::size_t diag_cap = 0;
+  int* rows_sync = nullptr;   ///< gpu_potrf_panel_rows's ticket and flags (kPanelRowsSyncInts, device)
   /// Fused subtree tasks (subtree()): the CB workspace of the internal fronts,
   /// the launch's status area (device) and its pinned host copy. Grown to the
   /// largest task seen, so that refactorisations allocate nothing.
@@ -291,6 +311,7 @@ struct Workspace {
     cudaFree(work);
     cudaFree(backup);
     cudaFree(dev_info);
+    cudaFree(rows_sync);
     cudaFreeHost(host_info);
     cudaFreeHost(host_diag);
     cudaFree(fused_ws);
@@ -321,7 +342,7 @@ struct Workspace {
   /// waits for its stream first: deferred-mode fronts leave queued work that
   /// reads the workspace and the info flag).
   bool grows(int n, int lwork) const {
-    return !dev_info || !host_info || lwork > work_cap ||
+    return !dev_info || !host_info || !rows_sync || lwork > work_cap ||
            static_cast<std::size_t>(n) * static_cast<std::size_t>(n) > backup_cap ||
            static_cast<std::size_t>(n) > diag_cap;
   }
@@ -330,6 +351,7 @@ struct Workspace {
     cudaError_t e = cudaSuccess;
     if (!dev_info && (e = cudaMalloc(&dev_info, sizeof(int))) != cudaSuccess) return e;
     if (!host_info && (e = cudaMallocHost(&host_info, sizeof(int))) != cudaSuccess) return e;
+    if (!rows_sync && (e = cudaMalloc(&rows_sync, sizeof(int) * kPanelRowsSyncInts)) != cudaSuccess) return e;
     if (lwork > work_cap) {
       cudaFree(work);
       work = nullptr;
@@ -400,30 +422,46 @@ bool cusolver_ok(cusolverStatus_t e, const char* what, const TaskGraph& G, const
 
 /// The DPOTRF of a tile's or a front's k×k diagonal block (leading
 /// dimension lda) on the worker's stream, as gpu_front_potrf(k) chooses:
-/// gpu_potrf_panel on the whole m×k panel (DPOTRF and TRSM together), or
-/// cuSOLVER's DPOTRF (its handle set to the stream and its workspace size
-/// queried by prepare(); nothing of cuSOLVER's is touched on the panel
-/// path). Both report through LAPACK's info in device memory. Errors are
-/// recorded in ctx, and the functions return false.
+/// gpu_potrf_panel or gpu_potrf_panel_rows on the whole m×k panel (DPOTRF
+/// and TRSM together: `panel` is then true), or cuSOLVER's DPOTRF (its
+/// handle set to the stream and its workspace size queried by prepare();
+/// nothing of cuSOLVER's is touched on the other paths). All report through
+/// LAPACK's info in device memory. Errors are recorded in ctx, and the
+/// functions return false.
 struct GpuPotrf {
-  bool panel = false;
+  GpuFrontPotrf how = GpuFrontPotrf::cusolver;
+  bool panel = false;  ///< the TRSM of the rows below is done too
   cusolverDnHandle_t h = nullptr;
-  int lwork = 0;  ///< cuSOLVER's workspace, doubles (0 for the panel)
+  cudaStream_t stream = nullptr;
+  int lwork = 0;  ///< cuSOLVER's workspace, doubles (0 for the panel paths)
 
-  bool prepare(int k, double* A, int lda, cudaStream_t stream, const TaskGraph& G, const Task& t,
-               FactorContext& ctx) {
-    panel = gpu_front_potrf(k) == GpuFrontPotrf::panel;
+  bool prepare(int k, double* A, int lda, cudaStream_t s, const TaskGraph& G, const Task& t, FactorContext& ctx) {
+    how = gpu_front_potrf(k);
+    panel = how != GpuFrontPotrf::cusolver;
+    stream = s;
     if (panel) return true;
     h = starpu_cusolverDn_get_local_handle();
     return cusolver_ok(cusolverDnSetStream(h, stream), "cusolverDnSetStream", G, t, ctx) &&
            cusolver_ok(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, k, A, lda, &lwork),
                        "cusolverDnDpotrf_bufferSize", G, t, ctx);
   }
-  /// hb: the worker's cuBLAS handle on the stream (used by the panel only);
-  /// w: holds the workspace (reserved for lwork) and the info flag.
+  const char* name() const {
+    return how == GpuFrontPotrf::panel  ? "gpu_potrf_panel"
+           : how == GpuFrontPotrf::rows ? "gpu_potrf_panel_rows"
+                                        : "cusolverDnDpotrf";
+  }
+  /// The cuBLAS handle is needed (by gpu_potrf_panel) only.
+  bool needs_cublas() const { return how == GpuFrontPotrf::panel; }
+  /// hb: the worker's cuBLAS handle on the stream (used by gpu_potrf_panel
+  /// only); w: holds the workspace (reserved for lwork), the info flag and
+  /// the rows kernel's sync words.
   bool run(cublasHandle_t hb, int m, int k, double* A, int lda, Workspace& w, const TaskGraph& G, const Task& t,
            FactorContext& ctx) const {
-    if (panel) return cublas_ok(gpu_potrf_panel(hb, m, k, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx);
+    if (how == GpuFrontPotrf::panel)
+      return cublas_ok(gpu_potrf_panel(hb, m, k, A, lda, w.dev_info), "gpu_potrf_panel", G, t, ctx);
+    if (how == GpuFrontPotrf::rows)
+      return cublas_ok(gpu_potrf_panel_rows(stream, m, k, A, lda, w.dev_info, w.rows_sync), "gpu_potrf_panel_rows",
+                       G, t, ctx);
     return cusolver_ok(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, k, A, lda, w.work, w.work_cap, w.dev_info),
                        "cusolverDnDpotrf", G, t, ctx);
   }
@@ -458,8 +496,8 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
                                  cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpy2DAsync", G, t, ctx))
     return;
-  cublasHandle_t hb = dpotrf.panel ? local_cublas(G, t, ctx) : nullptr;
-  if ((dpotrf.panel && !hb) || !dpotrf.run(hb, n, n, A, lda, w, G, t, ctx)) return;
+  cublasHandle_t hb = dpotrf.needs_cublas() ? local_cublas(G, t, ctx) : nullptr;
+  if ((dpotrf.needs_cublas() && !hb) || !dpotrf.run(hb, n, n, A, lda, w, G, t, ctx)) return;
   if (!cuda_ok(cudaMemcpyAsync(w.host_info, w.dev_info, sizeof(int), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx) ||
       !cuda_ok(cudaMemcpy2DAsync(w.host_diag, sizeof(double), A, sizeof(double) * (lda + 1), sizeof(double),
@@ -1013,7 +1051,7 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
         return;
       r = potrf_tile_cpu(P, first, ctx.values, D.data(), k, k, ctx.pivot_tol);
       if (r.state != FrontResult::State::failed) {  // cuSOLVER and LAPACK disagree: report it, never go on
-        ctx.record_device_error(std::string(panel ? "gpu_potrf_panel" : "cusolverDnDpotrf") +
+        ctx.record_device_error(std::string(dpotrf.name()) +
                                 " refused a pivot that the CPU accepts in " + where(G, t));
         return;
       }

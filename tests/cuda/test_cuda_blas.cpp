@@ -15,6 +15,11 @@
 // padding rows untouched, and the failing column (LAPACK's info) for a
 // negative and a NaN pivot in the first, a middle and a later block and in
 // panels of at most 32 columns.
+// gpu_potrf_panel_rows (the same in one launch) against the same
+// references, for k up to its limit of 256 and up to 40,000 rows (more
+// thread blocks than fit on the GPU at once); the same failing columns;
+// calls queued back to back and on four streams at once equal a lone call
+// bit for bit; sizes beyond its limits are refused.
 // Relative Frobenius error ≤ 1e-13. Skipped without a CUDA device (a
 // failure under STARFRONT_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
@@ -24,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -182,12 +188,37 @@ struct PanelShape {
   int m, k;
 };
 
-class GpuPotrfPanel : public ::testing::TestWithParam<PanelShape> {};
+/// The two panel factorisations: gpu_potrf_panel (blocks of 64 columns,
+/// three launches a block) or gpu_potrf_panel_rows (one launch).
+enum class PanelMethod { launches, rows };
 
-TEST_P(GpuPotrfPanel, MatchesLapackDpotrfAndDtrsm) {
-  REQUIRE_CUDA_DEVICE();
-  const PanelShape sh = GetParam();
-  std::mt19937_64 rng(5000 + 7 * sh.m + 13 * sh.k);
+/// Device words for gpu_potrf_panel_rows (kPanelRowsSyncInts), filled with
+/// garbage: the call must zero what it uses.
+struct SyncWords {
+  int* p = nullptr;
+  SyncWords() {
+    EXPECT_EQ(cudaMalloc(&p, sizeof(int) * kPanelRowsSyncInts), cudaSuccess);
+    EXPECT_EQ(cudaMemset(p, 0x5a, sizeof(int) * kPanelRowsSyncInts), cudaSuccess);
+  }
+  ~SyncWords() { cudaFree(p); }
+  SyncWords(const SyncWords&) = delete;
+  SyncWords& operator=(const SyncWords&) = delete;
+};
+
+/// Queues the panel factorisation of `how` on the handle's stream.
+cublasStatus_t factor_panel(PanelMethod how, cublasHandle_t h, int m, int k, double* P, int ld, int* info,
+                            int* sync) {
+  if (how == PanelMethod::launches) return gpu_potrf_panel(h, m, k, P, ld, info);
+  cudaStream_t stream = nullptr;
+  if (cublasGetStream(h, &stream) != CUBLAS_STATUS_SUCCESS) return CUBLAS_STATUS_INTERNAL_ERROR;
+  return gpu_potrf_panel_rows(stream, m, k, P, ld, info, sync);
+}
+
+/// The panel of shape sh, factorised on the GPU by `how`, against LAPACK's
+/// DPOTRF and OpenBLAS's DTRSM (1e-13 relative), with the strictly upper
+/// triangle zero and the padding rows untouched.
+void check_panel(const PanelShape sh, PanelMethod how) {
+  std::mt19937_64 rng(5000 + 7 * sh.m + 13 * sh.k + 3 * static_cast<int>(how));
   const int ld = sh.m + 3;
   std::vector<double> P = random_panel(sh.m, sh.k, ld, rng);
   DeviceArray dP(P);
@@ -195,7 +226,8 @@ TEST_P(GpuPotrfPanel, MatchesLapackDpotrfAndDtrsm) {
   ASSERT_EQ(cudaMalloc(&info, sizeof(int)), cudaSuccess);
   ASSERT_EQ(cudaMemset(info, 0x7f, sizeof(int)), cudaSuccess);  // must be overwritten with 0
   Cublas c;
-  ASSERT_EQ(gpu_potrf_panel(c.h, sh.m, sh.k, dP.p, ld, info), CUBLAS_STATUS_SUCCESS);
+  SyncWords sync;
+  ASSERT_EQ(factor_panel(how, c.h, sh.m, sh.k, dP.p, ld, info, sync.p), CUBLAS_STATUS_SUCCESS);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   int h_info = -1;
   ASSERT_EQ(cudaMemcpy(&h_info, info, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -216,6 +248,34 @@ TEST_P(GpuPotrfPanel, MatchesLapackDpotrfAndDtrsm) {
       ASSERT_EQ(X[i + static_cast<std::size_t>(j) * ld], kSentinel) << "padding row " << i << " column " << j;
   }
 }
+
+class GpuPotrfPanel : public ::testing::TestWithParam<PanelShape> {};
+
+TEST_P(GpuPotrfPanel, MatchesLapackDpotrfAndDtrsm) {
+  REQUIRE_CUDA_DEVICE();
+  check_panel(GetParam(), PanelMethod::launches);
+}
+
+class GpuPotrfPanelRows : public ::testing::TestWithParam<PanelShape> {};
+
+TEST_P(GpuPotrfPanelRows, MatchesLapackDpotrfAndDtrsm) {
+  REQUIRE_CUDA_DEVICE();
+  check_panel(GetParam(), PanelMethod::rows);
+}
+
+// k from 1 to the kernel's limit of 256: one and several 32-column blocks,
+// partial last blocks (rows below the diagonal block in the same tile),
+// square panels, a partial last tile of rows, and 40,000 rows (1,250
+// thread blocks of 136 KiB shared memory each: more than the GPU holds at
+// once, so later tiles wait for earlier ones that must finish first).
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanelRows,
+                         ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{31, 31},
+                                           PanelShape{32, 32}, PanelShape{33, 32}, PanelShape{64, 33},
+                                           PanelShape{65, 64}, PanelShape{130, 65}, PanelShape{129, 129},
+                                           PanelShape{1000, 89}, PanelShape{897, 100}, PanelShape{1306, 128},
+                                           PanelShape{300, 200}, PanelShape{2209, 255}, PanelShape{256, 256},
+                                           PanelShape{257, 256}, PanelShape{5000, 256}, PanelShape{700, 12},
+                                           PanelShape{40000, 256}, PanelShape{40000, 70}));
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanel,
                          ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{64, 64},
@@ -238,7 +298,9 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
   };
   const Case cases[] = {{400, 150, 0}, {400, 150, 5}, {400, 150, 63},  {400, 150, 64}, {400, 150, 100},
                         {400, 150, 149}, {100, 20, 0}, {100, 20, 15}, {100, 20, 16}, {100, 20, 19},
-                        {32, 32, 31},   {50, 9, 8}};
+                        {32, 32, 31},   {50, 9, 8}, {1000, 256, 31}, {1000, 256, 32}, {1000, 256, 255},
+                        {3000, 200, 199}, {300, 96, 95}};
+  for (const PanelMethod how : {PanelMethod::launches, PanelMethod::rows})
   for (const bool nan : {false, true})
     for (const Case& cs : cases) {
       const int m = cs.m, k = cs.k, bad = cs.bad, ld = m;
@@ -251,7 +313,8 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
       ASSERT_EQ(cudaMalloc(&info, sizeof(int)), cudaSuccess);
       ASSERT_EQ(cudaMemset(info, 0x7f, sizeof(int)), cudaSuccess);  // must be overwritten
       Cublas c;
-      ASSERT_EQ(gpu_potrf_panel(c.h, m, k, dP.p, ld, info), CUBLAS_STATUS_SUCCESS);
+      SyncWords sync;
+      ASSERT_EQ(factor_panel(how, c.h, m, k, dP.p, ld, info, sync.p), CUBLAS_STATUS_SUCCESS);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       int h_info = -1;
       ASSERT_EQ(cudaMemcpy(&h_info, info, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -262,13 +325,75 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
         EXPECT_EQ(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', k, P.data(), ld), bad + 1) << "the test's matrix";
       }
       EXPECT_EQ(h_info, bad + 1) << (nan ? "NaN" : "negative") << " pivot in column " << bad << " of " << m << "x"
-                                 << k;
+                                 << k << (how == PanelMethod::rows ? " (rows kernel)" : "");
     }
+}
+
+/// Many panels queued back to back on one stream with the same sync words
+/// (each call must reset them), and on four streams at once with their own:
+/// every result equals a lone call's bit for bit (the kernel's arithmetic
+/// does not depend on which thread block takes which tile).
+TEST(GpuPotrfPanelRows, QueuedCallsAndConcurrentStreamsEqualALoneCall) {
+  REQUIRE_CUDA_DEVICE();
+  const PanelShape shapes[] = {{1306, 128}, {897, 100}, {2209, 255}, {700, 33}};
+  std::mt19937_64 rng(911);
+  std::vector<std::vector<double>> host, expect;
+  for (const PanelShape& sh : shapes) host.push_back(random_panel(sh.m, sh.k, sh.m, rng));
+  int* info = nullptr;
+  ASSERT_EQ(cudaMalloc(&info, sizeof(int) * 64), cudaSuccess);
+  {
+    SyncWords sync;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      DeviceArray d(host[i]);
+      ASSERT_EQ(gpu_potrf_panel_rows(nullptr, shapes[i].m, shapes[i].k, d.p, shapes[i].m, info, sync.p),
+                CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      expect.push_back(d.get());
+    }
+  }
+  constexpr int kStreams = 4, kRounds = 6;
+  cudaStream_t st[kStreams];
+  for (cudaStream_t& x : st) ASSERT_EQ(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<std::unique_ptr<SyncWords>> sync;
+  std::vector<std::unique_ptr<DeviceArray>> arrays;
+  for (int s = 0; s < kStreams; ++s) sync.push_back(std::make_unique<SyncWords>());
+  // Every operand is on the device before the first launch (the copies
+  // run on the legacy stream, which the non-blocking streams ignore).
+  for (int r = 0; r < kRounds; ++r)
+    for (int s = 0; s < kStreams; ++s)
+      arrays.push_back(std::make_unique<DeviceArray>(host[static_cast<std::size_t>((r + s) % 4)]));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int r = 0; r < kRounds; ++r)
+    for (int s = 0; s < kStreams; ++s) {
+      const std::size_t i = static_cast<std::size_t>((r + s) % 4);
+      ASSERT_EQ(gpu_potrf_panel_rows(st[s], shapes[i].m, shapes[i].k, arrays[static_cast<std::size_t>(r * kStreams + s)]->p, shapes[i].m,
+                                     info + 1 + r * kStreams + s, sync[static_cast<std::size_t>(s)]->p),
+                CUBLAS_STATUS_SUCCESS);
+    }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<int> h_info(64, -1);
+  ASSERT_EQ(cudaMemcpy(h_info.data(), info, sizeof(int) * 64, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int r = 0; r < kRounds; ++r)
+    for (int s = 0; s < kStreams; ++s) {
+      const std::size_t i = static_cast<std::size_t>((r + s) % 4);
+      EXPECT_EQ(h_info[static_cast<std::size_t>(1 + r * kStreams + s)], 0);
+      const std::vector<double> X = arrays[static_cast<std::size_t>(r * kStreams + s)]->get();
+      EXPECT_EQ(std::memcmp(X.data(), expect[i].data(), sizeof(double) * X.size()), 0)
+          << "round " << r << " stream " << s << " panel " << shapes[i].m << "x" << shapes[i].k;
+    }
+  for (cudaStream_t x : st) cudaStreamDestroy(x);
+  cudaFree(info);
 }
 
 TEST(GpuPotrfPanelFailure, RejectsBadSizes) {
   REQUIRE_CUDA_DEVICE();
   Cublas c;
+  EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 5, 6, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 5, -1, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 6, 5, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 300, kPanelRowsMaxK + 1, nullptr, 300, nullptr, nullptr),
+            CUBLAS_STATUS_INVALID_VALUE);
+  EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 5, 0, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, 6, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, -1, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 6, 5, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);  // ld < m

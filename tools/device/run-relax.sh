@@ -111,6 +111,14 @@
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set and the
 #             gpu_bench options BENCH_ARGS (e.g. --values-buffer)
+#   panel     panel.md: gpu_blas_bench --repeat 10 --panel on the medium
+#             fronts' shapes of lap3d 60^3 (PANEL_SHAPES), cuSOLVER DPOTRF +
+#             TRSM against gpu_potrf_panel and gpu_potrf_panel_rows; then
+#             gpu_blas_bench --panel-trace (the rows kernel's steps, cycles)
+#             on PANEL_TRACE_SHAPES; then (unless PANEL_SAN=0)
+#             compute-sanitizer racecheck, synccheck and memcheck of the
+#             rows kernel's tests (GpuPotrfPanelRows*, the 40,000-row
+#             shapes left out)
 #   issue5    issue5.md: issue 5's table, gpu_bench --repeat 3 --ncpu NCPU
 #             --gpu-graph --no-cpu on ISSUE5_MATRICES (default lap3d:60
 #             lap3d:60:27): starfront on the GPU against CHOLMOD (NCPU
@@ -448,6 +456,26 @@ if has chain; then
       done
     done
   } 2>&1 | tee "$out/chain.txt"
+fi
+if has panel; then
+  {
+    # shellcheck disable=SC2086
+    timeout 120 "$b/bin/gpu_blas_bench" --repeat 10 --panel ${PANEL_SHAPES:-700:12 795:50 687:70 897:100 1071:114 \
+      1462:141 1306:128 1314:171 1876:237 2209:255 256:256 4787:13}
+    echo "exit $?"
+    # shellcheck disable=SC2086
+    timeout 60 "$b/bin/gpu_blas_bench" --panel-trace ${PANEL_TRACE_SHAPES:-256:256 1306:128 2209:255 700:12}
+    echo "exit $?"
+    if [ -n "$san" ] && [ "${PANEL_SAN:-1}" != 0 ]; then
+      for tool in racecheck synccheck memcheck; do
+        echo "### compute-sanitizer --tool $tool test_cuda_blas --gtest_filter='*GpuPotrfPanelRows*:-*Rows*/19:*Rows*/20'"
+        STARFRONT_REQUIRE_GPU=1 timeout 150 "$san" --tool "$tool" "$b/bin/test_cuda_blas" \
+          --gtest_filter='*GpuPotrfPanelRows*:-*Rows*/19:*Rows*/20' 2>&1 |
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Barrier|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    fi
+  } 2>&1 | tee "$out/panel.md"
 fi
 if has issue5; then
   # shellcheck disable=SC2086
