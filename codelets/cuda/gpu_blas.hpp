@@ -121,8 +121,14 @@ constexpr int kPanelRowsTraceWords = 48;
 /// by a ticket taken at their start, so a block only waits for blocks that
 /// started before it). For the medium fronts of lap3d (k = 64–255), where
 /// cuSOLVER's DPOTRF and the TRSM cost 115–178 µs a front in many small
-/// launches (bench/README.md, session 33). Results differ from
-/// cuSOLVER + DTRSM at rounding level (other summation order).
+/// launches (bench/README.md, session 33). Measured on the H200
+/// (gpu_blas_bench --panel, session 34): 1.4–2.0× faster than cuSOLVER's
+/// DPOTRF + gpu_trsm_right_lower_trans from 795×50 to 2209×255 (897×100:
+/// 57 against 86 µs; 2209×255: 126 against 197 µs), but slower on a square
+/// 256 × 256 (116 against 97 µs) and than gpu_potrf_panel for k ≤ 13. Its
+/// chain is one 32-column diagonal block after another, ~12,000–14,000
+/// cycles each on one warp. Results differ from cuSOLVER + DTRSM at
+/// rounding level (other summation order; ≤ 2.5e-16 relative there).
 /// m ≥ k, 0 ≤ k ≤ kPanelRowsMaxK, ldp ≥ max(m, 1); P, info and sync device
 /// pointers, sync holding ≥ kPanelRowsSyncInts ints that no other queued
 /// work uses (the call zeroes them). Queued on `stream`; no allocation and

@@ -160,8 +160,10 @@ std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 /// session 21): gpu_potrf_panel took 13.5 µs against 28.1 µs for a 700×12
 /// front panel and 8.5 against 18.8 µs at 16×16, but 42 against 40 µs at
 /// 1000×50, 49.5 against 40.8 µs at 1000×64 and 1841 against 843 µs at
-/// 2048×2048: its 64-column diagonal blocks cost ~30 µs each; session 34
-/// for gpu_potrf_panel_rows. Measurement knobs, read once:
+/// 2048×2048: its 64-column diagonal blocks cost ~30 µs each. Session 34:
+/// gpu_potrf_panel_rows 1.4–2.0× faster than DPOTRF + TRSM from k = 50 to
+/// 255, slower than gpu_potrf_panel for k ≤ 13; lap3d 60³ 0.045–0.052 s
+/// against 0.053–0.056 with STARFRONT_GPU_POTRF=panel (three rounds). Measurement knobs, read once:
 /// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER), =panel (no rows kernel:
 /// the choice before session 34), =rows (the rows kernel for every k ≤ its
 /// limit, no gpu_potrf_panel); STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal
