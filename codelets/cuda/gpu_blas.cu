@@ -461,25 +461,46 @@ cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ld
   return CUBLAS_STATUS_SUCCESS;
 }
 
+bool gpu_potrf_panel_rows_fits(int k) {
+  if (k < 0 || k > kPanelRowsMaxK) return false;
+  if (rows_kernel_smem(k) <= 48 * 1024) return true;  // no opt-in needed
+  // The device's opt-in limit per block, read once per device.
+  static std::atomic<long long> optin[64] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
+  std::atomic<long long>& lim = optin[dev & 63];
+  if (lim.load() == 0) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return false;
+    lim.store(v > 0 ? v : -1);
+  }
+  return static_cast<long long>(rows_kernel_smem(k)) <= lim.load();
+}
+
 cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P, int ldp, int* info, int* sync,
                                     long long* trace) {
   if (k < 0 || k > kPanelRowsMaxK || m < k || ldp < std::max(m, 1)) return CUBLAS_STATUS_INVALID_VALUE;
   if (k == 0) return CUBLAS_STATUS_SUCCESS;
+  if (!gpu_potrf_panel_rows_fits(k)) return CUBLAS_STATUS_NOT_SUPPORTED;
   const int nblk = (k + kRowsTile - 1) / kRowsTile;
-  if (cudaMemsetAsync(sync, 0, sizeof(int) * static_cast<std::size_t>(1 + nblk), stream) != cudaSuccess)
-    return CUBLAS_STATUS_EXECUTION_FAILED;
   // The kernel's shared-memory limit, raised once per device (a setting of
-  // the device's function, the same for every thread).
-  static std::atomic<unsigned long long> raised{0};
+  // the device's function, the same for every thread) to what k needs, up
+  // to what kPanelRowsMaxK needs.
+  const int smem = static_cast<int>(rows_kernel_smem(k));
+  static std::atomic<int> raised[64] = {};
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load() & bit)) {
-    if (cudaFuncSetAttribute(potrf_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(rows_kernel_smem(kPanelRowsMaxK))) != cudaSuccess)
+  std::atomic<int>& done = raised[dev & 63];
+  if (smem > 48 * 1024 && done.load() < smem) {
+    const int want = gpu_potrf_panel_rows_fits(kPanelRowsMaxK) ? static_cast<int>(rows_kernel_smem(kPanelRowsMaxK)) : smem;
+    if (cudaFuncSetAttribute(potrf_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, want) != cudaSuccess)
       return CUBLAS_STATUS_EXECUTION_FAILED;
-    raised.fetch_or(bit);
+    int seen = done.load();
+    while (seen < want && !done.compare_exchange_weak(seen, want)) {
+    }
   }
+  if (cudaMemsetAsync(sync, 0, sizeof(int) * static_cast<std::size_t>(1 + nblk), stream) != cudaSuccess)
+    return CUBLAS_STATUS_EXECUTION_FAILED;
   // Measurement knob, read once: STARFRONT_GPU_ROWS_SPIN_NS=N (0 to 10000)
   // makes a waiting block sleep N ns between polls of a flag (default 0:
   // polls back to back).

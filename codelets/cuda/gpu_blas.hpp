@@ -113,7 +113,9 @@ constexpr int kPanelRowsSyncInts = 1 + kPanelRowsMaxK / 32;
 constexpr int kPanelRowsTraceWords = 48;
 
 /// What gpu_potrf_panel computes (P11 = L11·L11ᵀ, L21 = P21·L11⁻ᵀ in place,
-/// the strictly upper triangle of P11 set to zero, info as LAPACK's), in
+/// info as LAPACK's; the strictly upper triangle of each 32×32 diagonal
+/// block is set to zero, P11's other entries above the diagonal are
+/// neither read nor written), in
 /// ONE kernel launch (after a memset of `sync`): one thread block per tile
 /// of 32 rows, left-looking by blocks of 32 columns, the tile of each
 /// diagonal block factorised by one warp in registers and the others solved
@@ -134,8 +136,19 @@ constexpr int kPanelRowsTraceWords = 48;
 /// work uses (the call zeroes them). Queued on `stream`; no allocation and
 /// no synchronisation (the first call on a device raises the kernel's
 /// shared-memory limit). Returns CUBLAS_STATUS_INVALID_VALUE (nothing
-/// queued) for bad sizes, success with nothing queued for k = 0, and
-/// CUBLAS_STATUS_EXECUTION_FAILED when the memset or the launch fails.
+/// queued) for bad sizes, success with nothing queued (info untouched) for
+/// k = 0, CUBLAS_STATUS_NOT_SUPPORTED (nothing queued) when the current
+/// device cannot give a block the shared memory k needs
+/// (gpu_potrf_panel_rows_fits), and CUBLAS_STATUS_EXECUTION_FAILED when a
+/// CUDA call (device query, the shared-memory setting, the memset or the
+/// launch) fails.
+/// True when the current device can run gpu_potrf_panel_rows with k
+/// columns: 0 ≤ k ≤ kPanelRowsMaxK and its 2·32·⌈k/32⌉·32 + 32² doubles of
+/// shared memory a block within the device's opt-in limit (136 KiB at
+/// k = 256: the H100 and H200 have 227 KiB; a V100 96). False when the
+/// device cannot be queried. Thread-safe; the limit is read once per device.
+bool gpu_potrf_panel_rows_fits(int k);
+
 /// trace (measurement only; null in the solver): device words,
 /// kPanelRowsTraceWords per tile of 32 rows, the kernel's clock64 and
 /// globaltimer stamps of each step (gpu_blas.cu: potrf_rows_kernel).

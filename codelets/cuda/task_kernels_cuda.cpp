@@ -437,8 +437,14 @@ struct GpuPotrf {
   cudaStream_t stream = nullptr;
   int lwork = 0;  ///< cuSOLVER's workspace, doubles (0 for the panel paths)
 
-  bool prepare(int k, double* A, int lda, cudaStream_t s, const TaskGraph& G, const Task& t, FactorContext& ctx) {
+  /// square: a tile's potrf (m = k), which keeps cuSOLVER above
+  /// kGpuPanelMaxK (the rows kernel was slower there: 256 × 256, 116
+  /// against 97 µs). The rows kernel also gives way to cuSOLVER on a device
+  /// without the shared memory it needs (gpu_potrf_panel_rows_fits).
+  bool prepare(int k, double* A, int lda, cudaStream_t s, const TaskGraph& G, const Task& t, FactorContext& ctx,
+               bool square = false) {
     how = gpu_front_potrf(k);
+    if (how == GpuFrontPotrf::rows && (square || !gpu_potrf_panel_rows_fits(k))) how = GpuFrontPotrf::cusolver;
     panel = how != GpuFrontPotrf::cusolver;
     stream = s;
     if (panel) return true;
@@ -488,7 +494,7 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
   const idx_t first = P.symbolic->super_start[t.front] + b.col0;
   cudaStream_t stream = starpu_cuda_get_local_stream();
   GpuPotrf dpotrf;
-  if (!dpotrf.prepare(n, A, lda, stream, G, t, ctx)) return;
+  if (!dpotrf.prepare(n, A, lda, stream, G, t, ctx, /*square=*/true)) return;
   Workspace& w = local_workspace();
   if (w.grows(n, dpotrf.lwork) && !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
     return;
@@ -509,7 +515,7 @@ void potrf(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ct
     return;
   const int info = *w.host_info;
   if (info < 0) {
-    ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " +
+    ctx.record_device_error(std::string(dpotrf.name()) + ": invalid argument " + std::to_string(-info) + " in " +
                             where(G, t));
     return;
   }
@@ -968,8 +974,9 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     kernels of front_ldlt_kernels.hpp; the same sums, in the same order,
 ///     as the CPU);
 ///  2. cusolverDnDpotrf on the k×k fully-summed block (in place, leading
-///     dimension m; for k ≤ kGpuPanelMaxK, gpu_potrf_panel on the whole
-///     m×k panel instead, which also does step 3's TRSM: gpu_front_potrf);
+///     dimension m; for k ≤ kGpuPanelMaxK, gpu_potrf_panel, and for k ≤
+///     kPanelRowsMaxK, gpu_potrf_panel_rows on the whole m×k panel
+///     instead, which also do step 3's TRSM: gpu_front_potrf);
 ///     without deferred pivots, after a copy of that block to the worker's
 ///     workspace;
 ///     the info flag and the diagonal come to the host with ONE
@@ -1015,8 +1022,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   const idx_t first = P.symbolic->super_start[s];
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
-  // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below) or
-  // gpu_potrf_panel (DPOTRF and TRSM together).
+  // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below), or
+  // gpu_potrf_panel or gpu_potrf_panel_rows (DPOTRF and TRSM together).
   auto factor = [&] { return dpotrf.run(h, im, ik, L, im, w, G, t, ctx); };
   if (slot) {
     const idx_t nacc = t.acc_end - t.acc_begin;
@@ -1041,7 +1048,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
       return;
     const int info = *w.host_info;
     if (info < 0) {
-      ctx.record_device_error("cusolverDnDpotrf: invalid argument " + std::to_string(-info) + " in " + where(G, t));
+      ctx.record_device_error(std::string(dpotrf.name()) + ": invalid argument " + std::to_string(-info) + " in " +
+                              where(G, t));
       return;
     }
     FrontResult r;

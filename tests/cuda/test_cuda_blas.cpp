@@ -394,6 +394,17 @@ TEST(GpuPotrfPanelFailure, RejectsBadSizes) {
   EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 300, kPanelRowsMaxK + 1, nullptr, 300, nullptr, nullptr),
             CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 5, 0, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_SUCCESS);
+  // The shared-memory check: sizes outside the kernel's range never fit;
+  // k = 32 needs 24 KiB (no opt-in); k = 256 fits exactly when the device's
+  // opt-in limit holds 2·32·256 + 32² doubles.
+  EXPECT_FALSE(gpu_potrf_panel_rows_fits(-1));
+  EXPECT_FALSE(gpu_potrf_panel_rows_fits(kPanelRowsMaxK + 1));
+  EXPECT_TRUE(gpu_potrf_panel_rows_fits(32));
+  int dev = 0, optin = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
+  EXPECT_EQ(gpu_potrf_panel_rows_fits(kPanelRowsMaxK),
+            static_cast<long long>(sizeof(double)) * (2 * 32 * kPanelRowsMaxK + 32 * 32) <= optin);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, 6, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, -1, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 6, 5, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);  // ld < m
