@@ -166,7 +166,7 @@ std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 /// against 0.053–0.056 with STARFRONT_GPU_POTRF=panel (three rounds). Measurement knobs, read once:
 /// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER), =panel (no rows kernel:
 /// the choice before session 34), =rows (the rows kernel for every k ≤ its
-/// limit, no gpu_potrf_panel); STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal
+/// limit, no gpu_potrf_panel; tiles then take cuSOLVER: GpuPotrf::prepare); STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal
 /// integer > 0: gpu_potrf_panel up to K columns instead of kGpuPanelMaxK);
 /// STARFRONT_GPU_POTRF_ROWS_MAX=K (a decimal integer ≥ 0, at most
 /// kPanelRowsMaxK: the rows kernel up to K columns; 0 never).
