@@ -17,7 +17,15 @@
 // gpu_potrf_panel, and against gpu_potrf_panel_rows (one launch, k ≤ 256),
 // microseconds per call (16 calls queued back to back on copies), ratios
 // and relative differences (exit 1 above 1e-12).
+// --d2h M:K...: instead, the copy of an m×k front panel's L from the device
+// to page-locked host memory (as a GPU front task with a mapped panel
+// does): the whole m·k doubles by one cudaMemcpyAsync against the lower
+// trapezoid by blocks of B columns (one cudaMemcpy2DAsync each, from the
+// block's diagonal down) for B = 64, 256, 1024 and k; median ms of --repeat
+// copies after a warm-up, GB/s of the bytes each moves, and each block
+// size's time over the whole copy's.
 // Usage: gpu_blas_bench [--repeat K] [--leaf L]... [M:N]...
+//        gpu_blas_bench [--repeat K] --d2h M:K...
 //        gpu_blas_bench [--repeat K] --potrf K...
 //        gpu_blas_bench [--repeat K] --panel M:K...
 //        gpu_blas_bench --panel-trace M:K...   (the rows kernel's trace: panel_trace_report)
@@ -298,6 +306,75 @@ int panel_trace_report(const std::vector<std::pair<int, int>>& shapes) {
   return status;
 }
 
+/// The --d2h table (file header).
+int d2h_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
+  std::printf("| m × k | whole m·k: ms | GB/s |");
+  const int blocks[] = {64, 256, 1024, 0};  // 0: k
+  for (int b : blocks) {
+    if (b) std::printf(" trapezoid by %d: ms | GB/s | / whole |", b);
+    else std::printf(" trapezoid by k: ms | GB/s | / whole |");
+  }
+  std::printf("\n|---|---|---|");
+  for (int i = 0; i < 4; ++i) std::printf("---|---|---|");
+  std::printf("\n");
+  cudaStream_t st = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  if (!ok(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate") ||
+      !ok(cudaEventCreate(&e0), "cudaEventCreate") || !ok(cudaEventCreate(&e1), "cudaEventCreate"))
+    return 1;
+  for (auto [m, k] : shapes) {
+    const std::size_t n = static_cast<std::size_t>(m) * static_cast<std::size_t>(k), ld = sizeof(double) * m;
+    double* d = nullptr;
+    double* h = nullptr;
+    if (!ok(cudaMalloc(&d, n * sizeof(double)), "cudaMalloc") ||
+        !ok(cudaMallocHost(&h, n * sizeof(double)), "cudaMallocHost") ||
+        !ok(cudaMemset(d, 1, n * sizeof(double)), "cudaMemset"))
+      return 1;
+    std::memset(h, 0, n * sizeof(double));  // touched: resident before the first copy
+    // One timed copy: B = -1 the whole array, else blocks of B columns.
+    auto time_copy = [&](int B, double& bytes) -> double {
+      std::vector<float> ms;
+      for (int r = 0; r <= repeat; ++r) {
+        bytes = 0;
+        cudaEventRecord(e0, st);
+        if (B < 0) {
+          cudaMemcpyAsync(h, d, n * sizeof(double), cudaMemcpyDeviceToHost, st);
+          bytes = static_cast<double>(n * sizeof(double));
+        } else {
+          for (int j = 0; j < k; j += B) {
+            const std::size_t at = static_cast<std::size_t>(j) * m + j;
+            const int w = std::min(B, k - j);
+            cudaMemcpy2DAsync(h + at, ld, d + at, ld, sizeof(double) * (m - j), w, cudaMemcpyDeviceToHost, st);
+            bytes += 8.0 * (m - j) * w;
+          }
+        }
+        cudaEventRecord(e1, st);
+        cudaEventSynchronize(e1);
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        if (r > 0) ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[ms.size() / 2];
+    };
+    double bytes = 0;
+    const double whole = time_copy(-1, bytes);
+    std::printf("| %d × %d | %.3f | %.1f |", m, k, whole, bytes / (whole * 1e6));
+    for (int b : blocks) {
+      const double t = time_copy(b ? b : k, bytes);
+      std::printf(" %.3f | %.1f | %.2f |", t, bytes / (t * 1e6), t / whole);
+    }
+    std::printf("\n");
+    if (!ok(cudaGetLastError(), "copies")) return 1;
+    cudaFree(d);
+    cudaFreeHost(h);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(st);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -305,12 +382,13 @@ int main(int argc, char** argv) {
   std::vector<int> leaves;
   std::vector<std::pair<int, int>> shapes;
   std::vector<int> potrf_orders;
-  bool potrf = false, panel = false, panel_trace = false;
+  bool potrf = false, panel = false, panel_trace = false, d2h = false;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--potrf")) potrf = true;
     else if (!std::strcmp(argv[a], "--panel")) panel = true;
     else if (!std::strcmp(argv[a], "--panel-trace")) panel = panel_trace = true;
+    else if (!std::strcmp(argv[a], "--d2h")) d2h = true;
     else if (potrf) {
       const int k = std::atoi(argv[a]);
       if (k <= 0) {
@@ -322,12 +400,17 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--leaf") && a + 1 < argc) leaves.push_back(std::atoi(argv[++a]));
     else {
       int m = 0, n = 0;
-      if (std::sscanf(argv[a], "%d:%d", &m, &n) != 2 || m <= 0 || n <= 0 || (panel && n > m)) {
+      if (std::sscanf(argv[a], "%d:%d", &m, &n) != 2 || m <= 0 || n <= 0 || ((panel || d2h) && n > m)) {
         std::fprintf(stderr, "gpu_blas_bench: expected M:N with M, N > 0, got '%s'\n", argv[a]);
         return 2;
       }
       shapes.emplace_back(m, n);
     }
+  }
+  if (d2h) {
+    if (shapes.empty())  // lap3d 60³'s root and fronts of its bins of k (bench/README.md, session 33)
+      shapes = {{5361, 5361}, {4562, 1500}, {3685, 700}, {2209, 380}, {1306, 190}, {897, 100}};
+    return d2h_table(repeat, shapes);
   }
   if (panel) {
     if (shapes.empty())  // fronts of lap3d 100³ (bins of k in bench/README.md) and a 2048 tile

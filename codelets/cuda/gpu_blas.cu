@@ -461,6 +461,18 @@ cublasStatus_t gpu_potrf_panel(cublasHandle_t h, int m, int k, double* P, int ld
   return CUBLAS_STATUS_SUCCESS;
 }
 
+namespace {
+__global__ void fold_info_kernel(int* total, const int* part, int offset) {
+  const int p = *part;
+  if (*total == 0 && p != 0) *total = p > 0 ? p + offset : p;
+}
+}  // namespace
+
+cudaError_t gpu_fold_info(cudaStream_t stream, int* total, const int* part, int offset) {
+  fold_info_kernel<<<1, 1, 0, stream>>>(total, part, offset);
+  return cudaGetLastError();
+}
+
 bool gpu_potrf_panel_rows_fits(int k) {
   if (k < 0 || k > kPanelRowsMaxK) return false;
   if (rows_kernel_smem(k) <= 48 * 1024) return true;  // no opt-in needed

@@ -155,4 +155,12 @@ bool gpu_potrf_panel_rows_fits(int k);
 cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P, int ldp, int* info, int* sync,
                                     long long* trace = nullptr);
 
+/// LAPACK's info of a factorisation done by blocks of columns: queues on
+/// `stream` one single-thread kernel that, when *total is 0 and *part (the
+/// info of the block whose first column is `offset`, 0-based) is not,
+/// sets *total to *part + offset (a failing pivot, 1-based in the whole
+/// matrix) or to *part when negative (an invalid argument). Both pointers
+/// in device memory. Returns the launch's error.
+cudaError_t gpu_fold_info(cudaStream_t stream, int* total, const int* part, int offset);
+
 }  // namespace starfront

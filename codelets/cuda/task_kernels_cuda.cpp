@@ -11,6 +11,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -204,8 +206,9 @@ GpuFrontPotrf gpu_front_potrf(idx_t k) {
 /// check, TRSM, SYRK) and wait for them, which serialises the worker's
 /// stream; the sums per power-of-two bin of k (fully-summed columns) are
 /// printed to stderr at exit. Milliseconds of GPU time, and of host time
-/// spent queueing the steps. With gpu_potrf_panel the TRSM is counted in
-/// the DPOTRF column. The events (five per CUDA worker thread) are kept
+/// spent queueing the steps. With gpu_potrf_panel or gpu_potrf_panel_rows the TRSM is counted in
+/// the DPOTRF column, with the blocked factorisation (blocked_front_columns)
+/// its TRSMs and updates too. The events (five per CUDA worker thread) are kept
 /// until the process ends.
 struct FrontProfile {
   static constexpr int kBins = 16, kSteps = 4;
@@ -268,6 +271,7 @@ struct Workspace {
   double* backup = nullptr;   ///< the tile before potrf (n×n, packed)
   std::size_t backup_cap = 0; ///< doubles
   int* dev_info = nullptr;    ///< cuSOLVER's info flag (device)
+  int* dev_info_part = nullptr;  ///< a block's info in a blocked front factorisation (device)
   int* host_info = nullptr;   ///< pinned
   double* host_diag = nullptr;  ///< pinned, the tile's diagonal after potrf
   std::size_t diag_cap = 0;
@@ -302,7 +306,19 @@ struct Workspace {
   /// run_subtree_inline_cuda only: the calling thread's own stream on this
   /// workspace's device (StarPU's workers use theirs).
   cudaStream_t own_stream = nullptr;
+  /// Cholesky front tasks with a mapped panel (GraphTaskArgs::mapped_panel):
+  /// the stream that copies L home (made at the first such task, registered
+  /// for cuda_wait_front_panel_copies) and the event after which it may.
+  cudaStream_t copy_stream = nullptr;
+  cudaEvent_t panel_ready = nullptr;
+  /// Recorded after the task's last use of its panel on the worker's
+  /// stream (the CB update reads L): the copy stream waits for it before
+  /// it frees the panel.
+  cudaEvent_t panel_done = nullptr;
+  /// Makes copy_stream, panel_ready and panel_done on the current device.
+  cudaError_t reserve_copy_stream();
   ~Workspace() {
+    release_copy_stream();
     if (own_stream) cudaStreamDestroy(own_stream);
     cudaFree(direct_values);
     cudaFree(direct_blob);
@@ -313,6 +329,7 @@ struct Workspace {
     cudaFree(work);
     cudaFree(backup);
     cudaFree(dev_info);
+    cudaFree(dev_info_part);
     cudaFree(rows_sync);
     cudaFreeHost(host_info);
     cudaFreeHost(host_diag);
@@ -340,11 +357,13 @@ struct Workspace {
     }
     return cudaSuccess;
   }
+  /// Unregisters and destroys copy_stream (after its copies), panel_ready and panel_done.
+  void release_copy_stream();
   /// True when reserve(n, lwork) would replace a buffer (the caller then
   /// waits for its stream first: deferred-mode fronts leave queued work that
   /// reads the workspace and the info flag).
   bool grows(int n, int lwork) const {
-    return !dev_info || !host_info || !rows_sync || lwork > work_cap ||
+    return !dev_info || !dev_info_part || !host_info || !rows_sync || lwork > work_cap ||
            static_cast<std::size_t>(n) * static_cast<std::size_t>(n) > backup_cap ||
            static_cast<std::size_t>(n) > diag_cap;
   }
@@ -352,6 +371,7 @@ struct Workspace {
   cudaError_t reserve(int n, int lwork) {
     cudaError_t e = cudaSuccess;
     if (!dev_info && (e = cudaMalloc(&dev_info, sizeof(int))) != cudaSuccess) return e;
+    if (!dev_info_part && (e = cudaMalloc(&dev_info_part, sizeof(int))) != cudaSuccess) return e;
     if (!host_info && (e = cudaMallocHost(&host_info, sizeof(int))) != cudaSuccess) return e;
     if (!rows_sync && (e = cudaMalloc(&rows_sync, sizeof(int) * kPanelRowsSyncInts)) != cudaSuccess) return e;
     if (lwork > work_cap) {
@@ -374,6 +394,120 @@ struct Workspace {
     return cudaSuccess;
   }
 };
+
+/// The copy streams of every Workspace (device, stream), for
+/// cuda_wait_front_panel_copies.
+std::mutex g_copy_streams_mutex;
+std::vector<std::pair<int, cudaStream_t>> g_copy_streams;
+
+cudaError_t Workspace::reserve_copy_stream() {
+  cudaError_t e = cudaSuccess;
+  if (!panel_ready && (e = cudaEventCreateWithFlags(&panel_ready, cudaEventDisableTiming)) != cudaSuccess) return e;
+  if (!panel_done && (e = cudaEventCreateWithFlags(&panel_done, cudaEventDisableTiming)) != cudaSuccess) return e;
+  if (copy_stream) return cudaSuccess;
+  int device = 0;
+  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
+  if ((e = cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking)) != cudaSuccess) {
+    copy_stream = nullptr;
+    return e;
+  }
+  const std::lock_guard<std::mutex> lock(g_copy_streams_mutex);
+  g_copy_streams.emplace_back(device, copy_stream);
+  return cudaSuccess;
+}
+
+void Workspace::release_copy_stream() {
+  if (copy_stream) {
+    {
+      const std::lock_guard<std::mutex> lock(g_copy_streams_mutex);
+      for (std::size_t i = 0; i < g_copy_streams.size(); ++i)
+        if (g_copy_streams[i].second == copy_stream) {
+          g_copy_streams.erase(g_copy_streams.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+    }
+    cudaStreamSynchronize(copy_stream);
+    cudaStreamDestroy(copy_stream);
+    copy_stream = nullptr;
+  }
+  if (panel_ready) cudaEventDestroy(panel_ready);
+  if (panel_done) cudaEventDestroy(panel_done);
+  panel_ready = panel_done = nullptr;
+}
+
+/// The stream-ordered memory pool (cudaMallocFromPoolAsync) of the panels
+/// of mapped Cholesky front tasks on the current device: made at its first
+/// use and kept until the process ends, with no release threshold (freed
+/// panels stay reserved, so refactorisations allocate nothing from the
+/// driver; front_cholesky trims it when an allocation fails) and without
+/// the pool's own cross-stream dependencies (a panel freed on a copy stream
+/// is reused by another stream only once that queued free has been reached,
+/// i.e. after its copies and its task's CB update, never by making that
+/// stream wait for them). It grows to the most panels whose copies are in
+/// flight at once.
+cudaError_t front_panel_pool(cudaMemPool_t& out) {
+  static std::mutex mutex;
+  static std::vector<std::pair<int, cudaMemPool_t>> pools;
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& p : pools)
+    if (p.first == device) {
+      out = p.second;
+      return cudaSuccess;
+    }
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  if ((e = cudaMemPoolCreate(&pool, &props)) != cudaSuccess) return e;
+  std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+  int no = 0;
+  if ((e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep)) != cudaSuccess ||
+      (e = cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no)) != cudaSuccess) {
+    cudaMemPoolDestroy(pool);
+    return e;
+  }
+  pools.emplace_back(device, pool);
+  out = pool;
+  return cudaSuccess;
+}
+
+/// Columns of L a mapped front panel copies home per cudaMemcpy2DAsync
+/// (front_cholesky): each block goes from its diagonal down, so at most
+/// this many columns' worth of the upper triangle (zeros) crosses the bus
+/// with it, against the whole k×k block without the blocking.
+constexpr idx_t kPanelCopyColumns = 256;
+
+/// Width of the column blocks of a blocked front factorisation
+/// (front_cholesky), or 0 for none: only for a mapped panel (its L copied
+/// home by the task) whose k fully-summed columns, at least
+/// STARFRONT_GPU_FRONT_BLOCK_MIN_K (default 2048), would go to cuSOLVER's
+/// DPOTRF in one call. Blocks of STARFRONT_GPU_FRONT_BLOCK columns (default
+/// 512; 0 turns the blocking off). Why: the copy of L home then overlaps
+/// the factorisation of the blocks after it instead of following the whole
+/// DPOTRF (lap3d 60³'s 5361-column root: 115 MB, after the last task).
+/// cuSOLVER's DPOTRF costs about 0.42 µs a column up to k = 2048 on the
+/// H200 (bench/README.md, session 21), so the blocks' chain of DPOTRFs
+/// costs about what one call does. Both knobs are decimal integers, read
+/// once; others are ignored.
+int blocked_front_columns(int k) {
+  static const int nb = [] {
+    const char* e = std::getenv("STARFRONT_GPU_FRONT_BLOCK");
+    char* end = nullptr;
+    const long v = e && *e ? std::strtol(e, &end, 10) : -1;
+    return e && *e && *end == '\0' && v >= 0 && v <= 1 << 20 ? static_cast<int>(v) : 512;
+  }();
+  static const int min_k = [] {
+    const char* e = std::getenv("STARFRONT_GPU_FRONT_BLOCK_MIN_K");
+    char* end = nullptr;
+    const long v = e && *e ? std::strtol(e, &end, 10) : -1;
+    return e && *e && *end == '\0' && v >= 1 && v <= 1 << 30 ? static_cast<int>(v) : 2048;
+  }();
+  return nb > 0 && k >= min_k && k > nb ? nb : 0;
+}
 
 /// The calling worker's workspace. One per StarPU worker (i.e. per CUDA
 /// stream), not per thread: by default StarPU drives all the workers of a
@@ -931,26 +1065,31 @@ void subtree(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtreeIn
 /// then the extra vectors (A's values, a_src, a_dst, rel). A's entries are
 /// added and each child's CB extend-added by the kernels of
 /// front_ldlt_kernels.hpp, in the CPU's summation order. Sets L (the panel)
-/// and cb (nullptr when m == k). Returns false after recording a device
-/// error in ctx (`method` names the task in it: "Cholesky" or "LDLT").
+/// and cb (nullptr when m == k). device_panel (mapped panels only,
+/// GraphTaskArgs::mapped_panel): the task has no panel buffer (its other
+/// buffers start at buffers[0]) and the panel is assembled there (m·k
+/// doubles of device memory). Returns false after recording a device error
+/// in ctx (`method` names the task in it: "Cholesky" or "LDLT").
 bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], const char* method,
-                            cudaStream_t stream, double*& L, double*& cb, FactorContext& ctx) {
+                            cudaStream_t stream, double*& L, double*& cb, FactorContext& ctx,
+                            double* device_panel = nullptr) {
   const FrontPlan& P = *G.plan;
   const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
   const idx_t nacc = t.acc_end - t.acc_begin;
   const idx_t nchild = P.child_ptr[s + 1] - P.child_ptr[s];
+  const idx_t skip = device_panel ? 1 : 0;  // buffers[a - skip] holds access a
   if (nacc != 1 + (mc > 0 ? 1 : 0) + nchild || block_of(G, t, 0).rows != m * k ||
-      static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k) {
+      (!device_panel && static_cast<idx_t>(STARPU_MATRIX_GET_NX(buffers[0])) != m * k)) {
     ctx.record_device_error(std::string("unexpected buffers for the GPU ") + method + " front task " + where(G, t));
     return false;
   }
-  L = ptr_of(buffers[0]);
-  cb = mc > 0 ? ptr_of(buffers[1]) : nullptr;
-  const idx_t first_child = mc > 0 ? 2 : 1;
-  const double* values = extra_of<double>(buffers, nacc, 0);
-  const long long* a_src = extra_of<long long>(buffers, nacc, 1);
-  const long long* a_dst = extra_of<long long>(buffers, nacc, 2);
-  const long long* rel = extra_of<long long>(buffers, nacc, 3);
+  L = device_panel ? device_panel : ptr_of(buffers[0]);
+  cb = mc > 0 ? ptr_of(buffers[1 - skip]) : nullptr;
+  const idx_t first_child = (mc > 0 ? 2 : 1) - skip;
+  const double* values = extra_of<double>(buffers, nacc - skip, 0);
+  const long long* a_src = extra_of<long long>(buffers, nacc - skip, 1);
+  const long long* a_dst = extra_of<long long>(buffers, nacc - skip, 2);
+  const long long* rel = extra_of<long long>(buffers, nacc - skip, 3);
   const idx_t q0 = P.a_ptr[s];
   if (!cuda_ok(launch_ldlt_assemble(L, m, k, cb, mc, values, a_src + q0, a_dst + q0, P.a_ptr[s + 1] - q0, stream),
                "front assembly kernel launch", G, t, ctx))
@@ -987,7 +1126,22 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///  3. L21 := L21·L11⁻ᵀ (gpu_trsm_right_lower_trans: most flops in DGEMM)
 ///     and cublasDsyrk CB −= L21·L21ᵀ (lower), queued on the stream without
 ///     waiting (STARPU_CUDA_ASYNC).
-void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot) {
+/// host_panel (GraphTaskArgs::mapped_panel): the panel has no buffer; the
+/// front is assembled in m·k doubles of the device's panel pool
+/// (front_panel_pool, allocated on the worker's stream), and once L is
+/// final (after step 3's TRSM) the worker's copy stream waits for it,
+/// copies L's lower trapezoid to host_panel by blocks of
+/// kPanelCopyColumns columns (each block from its diagonal down: the
+/// block's own upper triangle, zero, comes along) while the CB update runs
+/// on the worker's stream (so the parent's tasks do not wait for the
+/// copy), then frees the panel once both are done. The executor waits for the copies after the graph
+/// (cuda_wait_front_panel_copies). On a failure before that, the panel is
+/// freed on the worker's stream and nothing is copied. A mapped panel whose
+/// k ≥ 2048 columns would take cuSOLVER's DPOTRF in one call is factorised
+/// by blocks of columns instead (blocked_front_columns), each block's L
+/// sent home as soon as it is final.
+void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot,
+                    double* host_panel) {
   const FrontPlan& P = *G.plan;
   const Task& t = G.tasks[ti];
   const idx_t s = t.front, m = P.front_order(s), k = P.ncols(s), mc = m - k;
@@ -995,6 +1149,61 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   double* L = nullptr;
   double* cb = nullptr;
   cudaStream_t stream = starpu_cuda_get_local_stream();
+  // The mapped panel's device memory. Freed on the worker's stream, or,
+  // once copies home are queued (`copies` set), on the copy stream after
+  // them and after everything queued so far on the worker's stream (the
+  // CB update reads L): freed after the copies alone, the pool could hand
+  // the panel to another front while the update still reads it (seen on
+  // the H200 before this ordering: wrong factors).
+  struct PanelMemory {
+    double* p = nullptr;
+    cudaStream_t stream = nullptr;
+    Workspace* copies = nullptr;
+    cudaError_t release() {
+      if (!p) return cudaSuccess;
+      cudaError_t e = cudaSuccess;
+      if (!copies) {
+        e = cudaFreeAsync(p, stream);
+      } else if ((e = cudaEventRecord(copies->panel_done, stream)) == cudaSuccess &&
+                 (e = cudaStreamWaitEvent(copies->copy_stream, copies->panel_done, 0)) == cudaSuccess) {
+        e = cudaFreeAsync(p, copies->copy_stream);
+      }  // (else the panel is leaked rather than freed under a running copy)
+      p = nullptr;
+      return e;
+    }
+    ~PanelMemory() { (void)release(); }
+  } device_panel;
+  device_panel.stream = stream;
+  if (host_panel) {
+    cudaMemPool_t pool = nullptr;
+    const std::size_t bytes = sizeof(double) * static_cast<std::size_t>(m) * static_cast<std::size_t>(k);
+    void* p = nullptr;
+    if (!cuda_ok(front_panel_pool(pool), "front panel pool", G, t, ctx)) return;
+    cudaError_t e = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
+    if (e == cudaErrorMemoryAllocation) {
+      // Out of device memory: StarPU does not know the pool, so it did not
+      // free its cache for it. Let this worker's queued copies free their
+      // panels, give the pool's unused memory back, ask StarPU to tidy its
+      // buffers on this device, and try once more.
+      (void)cudaGetLastError();
+      Workspace& ws = local_workspace();
+      if (ws.copy_stream) (void)cudaStreamSynchronize(ws.copy_stream);
+      (void)cudaMemPoolTrimTo(pool, 0);
+      starpu_memchunk_tidy(starpu_worker_get_memory_node(static_cast<unsigned>(starpu_worker_get_id())));
+      e = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
+    }
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      ctx.record_device_error(std::string("cudaMallocFromPoolAsync of the ") + std::to_string(bytes) +
+                              "-byte panel of " + where(G, t) + ": " + cudaGetErrorString(e) +
+                              (e == cudaErrorMemoryAllocation
+                                   ? " (GPU memory held by StarPU's buffers and the panel pool; "
+                                     "STARFRONT_FRONT_MAPPED_L=0 gives front panels to StarPU's allocator)"
+                                   : ""));
+      return;
+    }
+    device_panel.p = static_cast<double*>(p);
+  }
   thread_local cudaEvent_t ev[FrontProfile::kSteps + 1] = {};
   const bool profile = FrontProfile::enabled();
   if (profile && !ev[0])
@@ -1004,31 +1213,97 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   };
   const auto host0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   mark(0);
-  if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx)) return;
+  if (!assemble_untiled_front(G, t, buffers, "Cholesky", stream, L, cb, ctx, device_panel.p)) return;
   mark(1);
   const int ik = static_cast<int>(k), im = static_cast<int>(m), imc = static_cast<int>(mc);
   GpuPotrf dpotrf;
   if (!dpotrf.prepare(ik, L, im, stream, G, t, ctx)) return;
-  const bool panel = dpotrf.panel;
+  // A large front with a mapped panel: blocks of nb columns (0: one call).
+  const int nb = host_panel && !dpotrf.panel ? blocked_front_columns(ik) : 0;
+  int lwork = dpotrf.lwork;
+  if (nb > 0) {
+    int lw = 0;
+    if (!cusolver_ok(cusolverDnDpotrf_bufferSize(dpotrf.h, CUBLAS_FILL_MODE_LOWER, nb, L, im, &lw),
+                     "cusolverDnDpotrf_bufferSize", G, t, ctx))
+      return;
+    lwork = std::max(lwork, lw);
+  }
+  const bool panel = dpotrf.panel || nb > 0;  // the TRSM of the rows below is done with the factorisation
   Workspace& w = local_workspace();
   // Deferred mode needs no backup (a failure is reported by a second,
   // synchronous factorisation): room for the workspace and the info flag
   // only, after the queued work of earlier fronts when a buffer is replaced.
   const int backup_order = slot ? 0 : ik;
-  if (w.grows(backup_order, dpotrf.lwork) &&
+  if (w.grows(backup_order, lwork) &&
       !cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize", G, t, ctx))
     return;
-  if (!cuda_ok(w.reserve(backup_order, dpotrf.lwork), "cudaMalloc", G, t, ctx)) return;
+  if (!cuda_ok(w.reserve(backup_order, lwork), "cudaMalloc", G, t, ctx)) return;
   const idx_t first = P.symbolic->super_start[s];
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
+  const double one = 1.0, minus_one = -1.0;
+  // Columns [j0, j1) of L are final: the copy stream takes them home (from
+  // the diagonal down, by blocks of kPanelCopyColumns) once the worker's
+  // stream has reached this point.
+  auto copy_home = [&](idx_t j0, idx_t j1) {
+    if (!cuda_ok(w.reserve_copy_stream(), "copy stream", G, t, ctx) ||
+        !cuda_ok(cudaEventRecord(w.panel_ready, stream), "cudaEventRecord", G, t, ctx) ||
+        !cuda_ok(cudaStreamWaitEvent(w.copy_stream, w.panel_ready, 0), "cudaStreamWaitEvent", G, t, ctx))
+      return false;
+    device_panel.copies = &w;  // from now on the panel is freed after the copies
+    const std::size_t ld = sizeof(double) * static_cast<std::size_t>(m);
+    for (idx_t j = j0; j < j1; j += kPanelCopyColumns) {
+      const std::size_t at = static_cast<std::size_t>(j) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
+      if (!cuda_ok(cudaMemcpy2DAsync(host_panel + at, ld, L + at, ld, sizeof(double) * static_cast<std::size_t>(m - j),
+                                     static_cast<std::size_t>(std::min<idx_t>(kPanelCopyColumns, j1 - j)),
+                                     cudaMemcpyDeviceToHost, w.copy_stream),
+                   "cudaMemcpy2DAsync (L home)", G, t, ctx))
+        return false;
+    }
+    return true;
+  };
+  // The blocked factorisation (nb > 0), right-looking over the fully-summed
+  // columns (Golub and Van Loan §4.2.8): per block of columns [j0, j1),
+  // cuSOLVER's DPOTRF of its diagonal block (its info folded into
+  // w.dev_info as LAPACK's for the whole block), the TRSM of every row
+  // below it (gpu_trsm_right_lower_trans), its copy home, then the update
+  // of the fully-summed columns to its right (DSYRK of their diagonal
+  // block, DGEMM of their rows below k); the CB is updated once, below.
+  auto factor_blocked = [&] {
+    if (!cuda_ok(cudaMemsetAsync(w.dev_info, 0, sizeof(int), stream), "cudaMemsetAsync", G, t, ctx)) return false;
+    for (int j0 = 0; j0 < ik; j0 += nb) {
+      const int jb = std::min(nb, ik - j0), j1 = j0 + jb, n2 = ik - j1;
+      double* Ljj = L + static_cast<std::size_t>(j0) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j0);
+      if (!cusolver_ok(cusolverDnDpotrf(dpotrf.h, CUBLAS_FILL_MODE_LOWER, jb, Ljj, im, w.work, w.work_cap,
+                                        w.dev_info_part),
+                       "cusolverDnDpotrf (block)", G, t, ctx) ||
+          !cuda_ok(gpu_fold_info(stream, w.dev_info, w.dev_info_part, j0), "gpu_fold_info", G, t, ctx))
+        return false;
+      if (im > j1 && !cublas_ok(gpu_trsm_right_lower_trans(h, im - j1, jb, Ljj, im, Ljj + jb, im, gpu_trsm_options()),
+                                "gpu_trsm_right_lower_trans (block)", G, t, ctx))
+        return false;
+      if (!copy_home(j0, j1)) return false;
+      if (n2 == 0) continue;
+      double* A22 = L + static_cast<std::size_t>(j1) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j1);
+      if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n2, jb, &minus_one, Ljj + jb, im, &one, A22,
+                                 im),
+                     "cublasDsyrk (block)", G, t, ctx))
+        return false;
+      if (im > ik && !cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, im - ik, n2, jb, &minus_one, Ljj + (ik - j0),
+                                            im, Ljj + jb, im, &one, A22 + n2, im),
+                                "cublasDgemm (block)", G, t, ctx))
+        return false;
+    }
+    return true;
+  };
   // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below), or
-  // gpu_potrf_panel or gpu_potrf_panel_rows (DPOTRF and TRSM together).
-  auto factor = [&] { return dpotrf.run(h, im, ik, L, im, w, G, t, ctx); };
+  // gpu_potrf_panel or gpu_potrf_panel_rows (DPOTRF and TRSM together), or
+  // the blocked factorisation.
+  auto factor = [&] { return nb > 0 ? factor_blocked() : dpotrf.run(h, im, ik, L, im, w, G, t, ctx); };
   if (slot) {
-    const idx_t nacc = t.acc_end - t.acc_begin;
-    const double* values = extra_of<double>(buffers, nacc, 0);
-    const long long* diag_src = extra_of<long long>(buffers, nacc, 4);
+    const idx_t nbuf = t.acc_end - t.acc_begin - (host_panel ? 1 : 0);
+    const double* values = extra_of<double>(buffers, nbuf, 0);
+    const long long* diag_src = extra_of<long long>(buffers, nbuf, 4);
     if (!factor() ||
         !cuda_ok(launch_cholesky_pivot_check(L, m, k, w.dev_info, values, diag_src, first, ctx.pivot_tol, slot, stream),
                  "pivot check kernel launch", G, t, ctx))
@@ -1074,18 +1349,20 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   mark(2);
   // After a deferred failure the update below works on garbage; the
   // executor never returns it (it factorises again, synchronously).
+  if (mc > 0 && !panel &&
+      !cublas_ok(gpu_trsm_right_lower_trans(h, imc, ik, L, im, L + k, im, gpu_trsm_options()),
+                 "gpu_trsm_right_lower_trans", G, t, ctx))
+    return;
+  mark(3);
+  // L is final: home on the copy stream, beside the CB update (the blocked
+  // factorisation has sent its blocks already).
+  if (host_panel && nb == 0 && !copy_home(0, k)) return;
   if (mc > 0) {
-    const double one = 1.0, minus_one = -1.0;
-    if (!panel && !cublas_ok(gpu_trsm_right_lower_trans(h, imc, ik, L, im, L + k, im, gpu_trsm_options()),
-                             "gpu_trsm_right_lower_trans", G, t, ctx))
-      return;
-    mark(3);
     if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
                    "cublasDsyrk", G, t, ctx))
       return;
-  } else {
-    mark(3);
   }
+  if (!cuda_ok(device_panel.release(), "panel release (cudaFreeAsync)", G, t, ctx)) return;
   mark(4);
   if (!profile) return;
   const double host = 1e-6 * static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -1350,8 +1627,11 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   const TaskLogStamps stamps(a->progress->records ? &a->progress->records[a->task] : nullptr);
   if (ctx.failed || ctx.cancelled) return;  // failed or cancelled: nothing left is useful
   if (t.kind == TaskKind::front) {
-    if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);
-    else front_cholesky(G, a->task, buffers, ctx, a->pivot_slots ? a->pivot_slots + a->task : nullptr);
+    if (ctx.ldlt.active && a->mapped_panel)  // (the executor maps Cholesky panels only)
+      ctx.record_device_error("a mapped panel for the GPU LDLT front task " + task_name(G, t));
+    else if (ctx.ldlt.active) front_ldlt(G, a->task, buffers, ctx);
+    else front_cholesky(G, a->task, buffers, ctx, a->pivot_slots ? a->pivot_slots + a->task : nullptr,
+                        a->mapped_panel);
     return;
   }
   if (ctx.ldlt.active) {  // as run_task_cpu: tiled LDLᵀ is not implemented
@@ -1386,6 +1666,48 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
       ctx.record_device_error(std::string("no CUDA implementation for ") + task_kind_name(t.kind));
       break;
   }
+}
+
+bool cuda_memory_pools_supported() {
+  static const bool yes = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    for (int d = 0; d < n; ++d) {
+      int v = 0;
+      if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, d) != cudaSuccess || v == 0) {
+        (void)cudaGetLastError();
+        return false;
+      }
+    }
+    return true;
+  }();
+  return yes;
+}
+
+std::string cuda_wait_front_panel_copies() {
+  int current = -1;
+  (void)cudaGetDevice(&current);
+  std::string err;
+  // (A copy of the registry: the streams are synchronised outside its lock.
+  // They live as long as their worker threads, i.e. past this wait.)
+  std::vector<std::pair<int, cudaStream_t>> streams;
+  {
+    const std::lock_guard<std::mutex> lock(g_copy_streams_mutex);
+    streams = g_copy_streams;
+  }
+  for (const auto& c : streams) {
+    cudaError_t e = cudaSetDevice(c.first);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c.second);
+    if (e != cudaSuccess && err.empty())
+      err = std::string("copy of a GPU front's L to the host (device ") + std::to_string(c.first) +
+            "): " + cudaGetErrorString(e);
+  }
+  if (current >= 0) (void)cudaSetDevice(current);
+  (void)cudaGetLastError();
+  return err;
 }
 
 bool cuda_host_pointer_usable(const void* p) {

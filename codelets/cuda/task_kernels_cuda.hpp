@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda/pivot_slot.hpp"
@@ -26,8 +27,9 @@ bool has_cuda_impl(TaskKind k);
 
 /// StarPU CUDA function of a graph task of a kind with has_cuda_impl: cl_arg
 /// is a GraphTaskArgs*, buffers[a] the task's a-th access, a device pointer
-/// (a subtree task with GraphTaskArgs::mapped_panel has no buffer for its
-/// first access, the panel: its other buffers start at buffers[0]).
+/// (a subtree or Cholesky front task with GraphTaskArgs::mapped_panel has
+/// no buffer for its first access, the panel: its other buffers start at
+/// buffers[0]).
 /// Layouts: rows, columns and the first column come from G.blocks; the
 /// leading dimension is the buffer's (STARPU_MATRIX_GET_LD) for blocks in Lx
 /// (StarPU packs device copies) and the Block's for contribution-block slots
@@ -57,7 +59,12 @@ bool has_cuda_impl(TaskKind k);
 ///    one stream synchronisation for the info flag and the diagonal, tested
 ///    on the host (a failing block is recomputed on the host so that the
 ///    error names the CPU's column and pivot); then TRSM (gpu_blas.hpp)
-///    and cuBLAS DSYRK queued;
+///    and cuBLAS DSYRK queued. With a mapped panel the front lives in a
+///    stream-ordered pool of device memory and the task copies L's lower
+///    trapezoid home on a copy stream of its worker (waited for by
+///    cuda_wait_front_panel_copies); k ≥ 2048 columns that would take
+///    cuSOLVER's DPOTRF in one call are factorised by blocks of columns,
+///    each sent home once final;
 ///  - LDLᵀ: factorises its panel with the CPU's pivot decisions,
 ///    synchronises the stream once to bring pivots, D and counts to the host
 ///    (ctx.ldlt), then queues the CB update.
@@ -72,6 +79,13 @@ void cuda_resolve_task_events(TaskProgress& progress, std::size_t n);
 /// alloc_gpu_pivot_slots / free_gpu_pivot_slots (task_codelets.hpp) with CUDA.
 GpuPivotSlot* alloc_mapped_pivot_slots(std::size_t n);
 void free_mapped_pivot_slots(GpuPivotSlot* slots);
+
+/// wait_front_panel_copies (task_codelets.hpp) with CUDA: synchronises the
+/// copy stream of every CUDA worker that ran a Cholesky front task with a
+/// mapped panel.
+std::string cuda_wait_front_panel_copies();
+/// front_panels_mappable (task_codelets.hpp) with CUDA (asked once).
+bool cuda_memory_pools_supported();
 
 /// gpus_address_pinned_host (task_codelets.hpp) with CUDA.
 bool cuda_host_pointer_usable(const void* p);

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "common/random_matrices.hpp"
 #include "runtime/starpu/gpu_assembly_cache.hpp"
 #include "runtime/starpu/runtime.hpp"
+#include "runtime/starpu/starpu_executor.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
 #include "sparse/generators.hpp"
@@ -154,16 +156,26 @@ TEST(CudaFront, FactorEqualsCpu) {
     for (int variant = 0; variant < 2; ++variant) {
       const std::string name = m.name + (variant == 0 ? " (one task per front)" : " (GPU graph 24/96/48)");
       const GraphOptions go = variant == 0 ? one_task_per_front() : gpu_graph_options(3, 24, 96, 48);
-      Solver solver;
+      // Two solvers: the StarPU one's factor storage starts zeroed, never
+      // holding the reference (a front task that left its L unwritten, or
+      // whose copy home got lost, would pass otherwise).
+      Solver solver, seq;
       ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
+      ASSERT_TRUE(seq.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
       const long long nfront = front_tasks(solver.graph());
       ASSERT_GT(nfront, 0) << name;
-      ASSERT_TRUE(solver.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
-      const std::vector<double> ref = solver.factor().Lx;
-      const double ref_ratio = solver.min_pivot_ratio();
-      const long long ran0 = cuda_task_executions(TaskKind::front);
+      ASSERT_TRUE(seq.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
+      const std::vector<double>& ref = seq.factor().Lx;
+      const double ref_ratio = seq.min_pivot_ratio();
+      const long long ran0 = cuda_task_executions(TaskKind::front), mapped0 = mapped_front_tasks();
       const Status st = solver.factorize(m.A, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << name << ": " << st.message;
+      // Each front task works on a panel of device memory and copies L home
+      // itself (GraphTaskArgs::mapped_panel), unless the knob turns that off.
+      const char* knob = std::getenv("STARFRONT_FRONT_MAPPED_L");
+      if (!(knob && std::string(knob) == "0")) {
+        EXPECT_EQ(mapped_front_tasks() - mapped0, nfront) << name;
+      }
       const double d = frobenius_rel(solver.factor().Lx, ref);
       EXPECT_LE(d, 1e-13) << name;
       // The pivot statistics of the GPU fronts (tested on the device, issue 5).
@@ -178,6 +190,63 @@ TEST(CudaFront, FactorEqualsCpu) {
                   static_cast<long long>(solver.graph().tasks.size()), nfront, d, berr);
     }
   }
+}
+
+/// Refactorisations with new values (a·A + shift·I, fresh seeded a and
+/// shift) through the GPU graph's front tasks, whose panels live in the
+/// device's panel pool and whose L each task copies home itself
+/// (GraphTaskArgs::mapped_panel): after three warm-up factorisations,
+/// 30 more leave the GPU's free memory (cudaMemGetInfo) within one
+/// factorisation's panels of where it was (a panel never freed would take
+/// 30 times that), and every 10th factor equals the sequential one to 1e-13.
+TEST(CudaFront, RefactorisationsKeepGpuMemoryFlat) {
+  std::unique_ptr<StarpuRuntime> rt;
+  START_GPU_ONLY_RUNTIME(rt);
+#ifdef STARFRONT_HAVE_CUDA
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(16, 7, A).ok());
+  const GraphOptions go = gpu_graph_options(3, 24, 96, 48);
+  Solver solver, seq;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, go).ok());
+  ASSERT_TRUE(seq.analyse(A, AnalysisOptions{}, go).ok());
+  const FrontPlan& P = solver.plan();
+  double panel_bytes = 0;
+  for (const Task& t : solver.graph().tasks)
+    if (t.kind == TaskKind::front)
+      panel_bytes += 8.0 * static_cast<double>(P.front_order(t.front)) * static_cast<double>(P.ncols(t.front));
+  ASSERT_GT(panel_bytes, 0.0) << "no front task";
+  for (int w = 0; w < 3; ++w) ASSERT_TRUE(solver.factorize(A, FactorOptions{}, Executor::starpu).ok());
+  std::size_t free0 = 0, free1 = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free0, &total), cudaSuccess);
+  CscMatrix B = A;
+  const unsigned seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  const long long mapped0 = mapped_front_tasks();
+  for (int rep = 0; rep < 30; ++rep) {
+    const double a = u(rng), shift = u(rng);
+    for (idx_t j = 0; j < B.n; ++j)
+      for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+        B.values[p] = a * A.values[p] + (B.rowind[p] == j ? shift : 0.0);
+    const Status st = solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+    ASSERT_TRUE(st.ok()) << "refactorisation " << rep << " (seed " << seed << "): " << st.message;
+    if (rep % 10 == 9) {
+      ASSERT_TRUE(seq.factorize(B, FactorOptions{}, Executor::sequential).ok());
+      EXPECT_LE(frobenius_rel(solver.factor().Lx, seq.factor().Lx), 1e-13)
+          << "refactorisation " << rep << " (seed " << seed << ")";
+    }
+  }
+  ASSERT_EQ(cudaMemGetInfo(&free1, &total), cudaSuccess);
+  const double delta = static_cast<double>(free0) - static_cast<double>(free1);
+  std::printf("[ 30 refactorisations: GPU free memory %zu -> %zu bytes (%.0f more in use; the panels of one "
+              "factorisation: %.0f bytes; %lld mapped front tasks) ]\n",
+              free0, free1, delta, panel_bytes, mapped_front_tasks() - mapped0);
+  EXPECT_LE(delta, panel_bytes);
+  const char* knob = std::getenv("STARFRONT_FRONT_MAPPED_L");
+  if (!(knob && std::string(knob) == "0")) {
+    EXPECT_GT(mapped_front_tasks(), mapped0);
+  }
+#endif
 }
 
 /// One not-positive-definite case and its CPU (sequential executor) outcome.

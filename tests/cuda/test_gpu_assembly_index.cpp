@@ -187,15 +187,15 @@ TEST(GpuAssemblyIndex, ExecutorAttachesIndexBuffers) {
   rt.reset();
 }
 
-/// Mapped subtree panels (GraphTaskArgs::mapped_panel) on CPU workers
-/// (both testing aids on): the GPU graph's subtree tasks get no handle and
-/// no buffer for their panel, their root CB and the extra buffers move up
-/// one, and the factor equals the sequential executor's to 1e-13, in a
+/// Mapped subtree and front panels (GraphTaskArgs::mapped_panel) on CPU
+/// workers (both testing aids on): the GPU graph's subtree and front tasks
+/// get no handle and no buffer for their panel, their other buffers move
+/// up one, and the factor equals the sequential executor's to 1e-13, in a
 /// factorisation and a refactorisation with new values, also when a
 /// subtree root has a CB (tasks above it read it) and when it has none
 /// (the whole factorisation is that task: it then has no buffer at all,
 /// GraphTaskArgs::direct).
-TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
+TEST(GpuAssemblyIndex, MappedPanelsOnCpuWorkers) {
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{2, 0, "lws"}, rt).ok());
   struct Aids {  // both testing aids on for this test only, also when an ASSERT returns early
@@ -215,11 +215,15 @@ TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
     Solver solver, seq;
     ASSERT_TRUE(solver.analyse(*A, AnalysisOptions{}, gpu_graph_options(2, 40)).ok());
     ASSERT_TRUE(seq.analyse(*A, AnalysisOptions{}, gpu_graph_options(2, 40)).ok());
-    long long nsub = 0;
-    for (const Task& t : solver.graph().tasks) nsub += t.kind == TaskKind::subtree ? 1 : 0;
+    long long nsub = 0, nfront = 0;
+    for (const Task& t : solver.graph().tasks) {
+      nsub += t.kind == TaskKind::subtree ? 1 : 0;
+      nfront += t.kind == TaskKind::front ? 1 : 0;
+    }
     ASSERT_GT(nsub, 0);
     if (A == &L3) {
       ASSERT_GT(solver.graph().tasks.size(), static_cast<std::size_t>(nsub)) << "no task above a subtree";
+      ASSERT_GT(nfront, 0) << "no front task";
     } else {
       ASSERT_EQ(solver.graph().tasks.size(), 1u) << "not one subtree task";
       ASSERT_EQ(solver.plan().cb_order(solver.graph().tasks[0].front), 0) << "its root has a CB";
@@ -228,11 +232,12 @@ TEST(GpuAssemblyIndex, MappedSubtreePanelsOnCpuWorkers) {
     for (const CscMatrix* M : {A, static_cast<const CscMatrix*>(&B)}) {
       ASSERT_TRUE(seq.factorize(*M, FactorOptions{}, Executor::sequential).ok());
       const std::vector<double>& ref = seq.factor().Lx;
-      const long long m0 = mapped_panel_tasks(), d0 = direct_subtree_tasks();
+      const long long m0 = mapped_panel_tasks(), d0 = direct_subtree_tasks(), f0 = mapped_front_tasks();
       const Status st = round++ == 0 ? solver.factorize(*M, FactorOptions{}, Executor::starpu)
                                      : solver.refactorize(M->values.data(), FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << st.message;
       EXPECT_EQ(mapped_panel_tasks() - m0, nsub);
+      EXPECT_EQ(mapped_front_tasks() - f0, nfront);
       EXPECT_EQ(direct_subtree_tasks() - d0, A == &small ? 1 : 0);
       EXPECT_LE(testing::rel_diff(solver.factor().Lx, ref), 1e-13) << "n " << A->n << " round " << round;
       std::vector<double> x = testing::random_vector(A->n, 4), b = x;

@@ -15,10 +15,14 @@
 #             test_gpu_assembly_index,
 #             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
 #             (STARFRONT_REQUIRE_GPU=1)
-#   vtests    vtests.txt (also after tests): test_cuda_fused with each
+#   vtests    vtests.txt (also after tests): the suites VTEST_BINS
+#             (default test_cuda_fused) with each
 #             environment setting of TEST_VARIANTS (e.g.
 #             "STARFRONT_FUSED_LARGE=384x2 STARFRONT_FUSED_LOOKAHEAD=0"; a
 #             comma joins settings: "A=1,B=2")
+#   d2h       d2h.md: gpu_blas_bench --d2h (the copy of a front's L home:
+#             whole against the lower trapezoid by blocks) on D2H_SHAPES
+#             (default: lap3d 60^3's root and fronts of its bins of k)
 #   bintests  bintests.txt: every test_cuda_fused_NAME beside this script (a
 #             test binary linked against a variant kernel's library), with
 #             STARFRONT_REQUIRE_GPU=1
@@ -172,7 +176,8 @@ pick_binary() {
 keep='^\| (activsg|opf|lap2d|bcsstk|1138|494|A_spd|lund)|gpu_bench: .*(fused GPU|error|fail)|^\| matrix'
 if has tests; then
   {
-    gpu_tests test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused test_fused_subtree_index test_cuda_ldlt \
+    gpu_tests -e 'refactorisations: GPU free' test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused \
+      test_fused_subtree_index test_cuda_ldlt \
       test_gpu_assembly_index
   } 2>&1 | tee "$out/tests.txt"
 fi
@@ -180,7 +185,7 @@ if has tests || has vtests; then
   for v in ${TEST_VARIANTS:-}; do
     echo "### with ${v//,/ }:"
     # shellcheck disable=SC2046
-    env $(tr , ' ' <<<"$v") bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_fused"
+    env $(tr , ' ' <<<"$v") bash -c "$(declare -f gpu_tests); b=$b; gpu_tests ${VTEST_BINS:-test_cuda_fused}"
   done 2>&1 | tee "$out/vtests.txt"
 fi
 if has bintests; then
@@ -379,7 +384,7 @@ if has lap; then
         echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${LAP_ARGS:-} ${x[*]} ${LAP_MATRICES:-lap3d:60}"
         # shellcheck disable=SC2046,SC2086
         env $(tr , ' ' <<<"$e") timeout "${LAP_TIMEOUT:-120}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
-          --no-cusolversp --gpu-graph ${LAP_ARGS:-} "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)|rror|stall|watchdog'
+          --no-cusolversp --gpu-graph ${LAP_ARGS:-} "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)|rror|stall|watchdog|executor phases'
         echo "exit ${PIPESTATUS[0]}"
       done
     done
@@ -456,6 +461,13 @@ if has chain; then
       done
     done
   } 2>&1 | tee "$out/chain.txt"
+fi
+if has d2h; then
+  {
+    # shellcheck disable=SC2086
+    timeout 120 "$b/bin/gpu_blas_bench" --repeat 10 --d2h ${D2H_SHAPES:-}
+    echo "exit $?"
+  } 2>&1 | tee "$out/d2h.md"
 fi
 if has panel; then
   {

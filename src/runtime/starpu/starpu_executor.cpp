@@ -36,6 +36,7 @@ enum starpu_data_access_mode starpu_mode(AccessMode m) {
 constexpr std::size_t kNoHome = static_cast<std::size_t>(-1);
 
 std::atomic<long long> g_mapped_panel_tasks{0};
+std::atomic<long long> g_mapped_front_tasks{0};
 std::atomic<long long> g_direct_subtree_tasks{0};
 std::atomic<bool> g_mapped_without_cuda{false};
 
@@ -359,7 +360,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // A refactorisation with the same plan reuses the caller's factor storage
   // and its page-locking: no allocation and no page faults for the largest
   // array of the factorisation (every kernel overwrites its whole block of
-  // Lx: assemble zeroes its tiles, front and subtree kernels their panels).
+  // Lx: assemble zeroes its tiles, front and subtree kernels their panels;
+  // a GPU front task with a mapped panel copies home its lower trapezoid by
+  // blocks of columns, so the entries above those blocks keep their zeros).
   // The caller's previous factor is lost either way, as before.
   // Entries a kernel leaves alone (e.g. above the diagonal of a panel) are
   // the same in every factorisation with the same graph; after another graph
@@ -506,6 +509,33 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       ++g_mapped_panel_tasks;
     }
   }
+  // Cholesky front tasks likewise (GraphTaskArgs::mapped_panel, issue 5):
+  // with page-locked Lx, a front task whose panel block nobody else accesses
+  // gets no StarPU handle for it. On a CUDA worker it works on a panel of
+  // its own device memory and copies the lower trapezoid of L home itself,
+  // on a second stream of its worker while its CB update runs (StarPU
+  // copied the whole m×k block, upper triangle included: for lap3d 60^3's
+  // 5361×5361 root, 230 MB after the last task, about 5 ms on the H200); on
+  // a CPU worker it writes Lx in place. The copies are waited for below,
+  // with the tasks (wait_front_panel_copies). Fewer handles also mean less
+  // registration, submission and unregistration. LDLᵀ fronts keep their
+  // handle. STARFRONT_FRONT_MAPPED_L=0 turns this off (measurement knob).
+  static const bool front_mapped_knob = !knob_off("STARFRONT_FRONT_MAPPED_L");
+  bool front_copies = false;
+  // (With the testing aid set_mapped_panels_without_cuda, on CPU workers.)
+  if (gpu_fronts && front_mapped_knob && !ctx.ldlt.active && !run->F.Lx.empty() &&
+      (map_anyway || (run->F.lx_pin && starpu_cuda_worker_get_count() > 0 && front_panels_mappable())))
+    for (idx_t t = 0; t < nt; ++t) {
+      const Task& task = G.tasks[t];
+      if (task.kind != TaskKind::front || task.acc_end <= task.acc_begin) continue;
+      const Access& a = G.accesses[task.acc_begin];  // the panel block (front codelets' buffers[0])
+      const Block& blk = G.blocks[a.block];
+      if (blk.offset < 0 || a.mode != AccessMode::W || remaining[a.block] != 1) continue;
+      mapped[a.block] = 1;
+      mapped_panel[t] = run->F.Lx.data() + blk.offset;
+      front_copies = true;
+      ++g_mapped_front_tasks;
+    }
   // A subtree task that is the whole factorisation (its panel mapped, no
   // other access) takes no buffer at all (GraphTaskArgs::direct).
   // STARFRONT_FUSED_DIRECT=0 keeps A's values and the blob as its buffers
@@ -640,7 +670,9 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     timer.lap(ph.submit);
     {
       // Workers run only now: while paused they do not compete with the
-      // submitting thread for the cores.
+      // submitting thread for the cores (resumed before the submission, on
+      // the H200 machine's 16 cores with 16 CPU workers, lap3d 60^3's
+      // submission took 12-15 ms instead of 3: bench/README.md, session 35).
       auto active = std::make_unique<WorkersActive>();
       // Schedulers that wait for the whole graph (graph_test) start now.
       starpu_do_schedule();
@@ -686,6 +718,12 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       // the caller's memory after this returns.
       if (values_ahead) wait_direct_values(values_ahead);
       timer.lap(ph.execute);
+      // The mapped front panels' copies home (after a watchdog's
+      // cancellation too: the tasks that ran queued theirs).
+      if (front_copies) {
+        const std::string err = wait_front_panel_copies();
+        if (!err.empty() && st.ok()) st = Status::error(StatusCode::runtime_error, err);
+      }
       // Unregistering a block of Lx waits for its last writer and brings it
       // home: this waits for exactly this factorisation's tasks (a mapped
       // panel has no handle: its task has completed, the wait above).
@@ -735,6 +773,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
 }  // namespace
 
 long long mapped_panel_tasks() { return g_mapped_panel_tasks.load(); }
+long long mapped_front_tasks() { return g_mapped_front_tasks.load(); }
 long long direct_subtree_tasks() { return g_direct_subtree_tasks.load(); }
 
 void set_mapped_panels_without_cuda(bool on) { g_mapped_without_cuda = on; }

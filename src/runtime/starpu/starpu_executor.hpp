@@ -28,6 +28,12 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 /// ran.
 long long mapped_panel_tasks();
 
+/// Cholesky front tasks whose panel the executor mapped
+/// (GraphTaskArgs::mapped_panel: no StarPU handle; on a CUDA worker the task
+/// copies L home itself), counted when chosen, since the process started;
+/// tests check that the path ran.
+long long mapped_front_tasks();
+
 /// Subtree tasks run without any buffer (GraphTaskArgs::direct: the whole
 /// factorisation is that task), since the process started: those
 /// submitted, counted before submission, and those run on the caller's
@@ -35,7 +41,8 @@ long long mapped_panel_tasks();
 /// path ran.
 long long direct_subtree_tasks();
 
-/// Testing aid: when on, the executor maps subtree panels as it would with
+/// Testing aid: when on, the executor maps subtree panels and Cholesky
+/// front panels as it would with
 /// CUDA workers (GraphTaskArgs::mapped_panel) without asking for page-locked,
 /// GPU-addressable memory or a front order that fits the GPU kernel, so that
 /// machines without a GPU exercise the layout (no handle for the panel, the

@@ -253,6 +253,22 @@ bool gpus_address_pinned_host(const void* p) {
 #endif
 }
 
+std::string wait_front_panel_copies() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_wait_front_panel_copies();
+#else
+  return std::string();
+#endif
+}
+
+bool front_panels_mappable() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_memory_pools_supported();
+#else
+  return false;
+#endif
+}
+
 const DirectValuesCopy* issue_direct_values(std::unique_ptr<NumericFactor::DeviceState>& keep,
                                             const double* values, std::size_t n) {
 #ifdef STARFRONT_HAVE_CUDA

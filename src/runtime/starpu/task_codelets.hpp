@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "cpu/task_kernels.hpp"
 #include "cuda/pivot_slot.hpp"
@@ -105,6 +106,13 @@ struct GraphTaskArgs {
   /// panel that no other task accesses and a subtree whose fronts all fit
   /// in the kernel's shared memory (its global-memory path would work in
   /// the panel across the bus).
+  /// A Cholesky front task's panel (m×k, leading dimension m), likewise
+  /// without handle or buffer: on a CUDA worker the task assembles and
+  /// factorises the front in device memory of its own and copies L's lower
+  /// trapezoid home on a second stream of its worker, which the executor
+  /// waits for after the graph (wait_front_panel_copies); on a CPU worker it
+  /// writes there directly. Only for a panel in page-locked Lx that no
+  /// other task accesses.
   double* mapped_panel = nullptr;
   /// A subtree task without any StarPU buffer: its panel is mapped (above),
   /// it has no other graph access (the whole tree is this task: no root CB),
@@ -206,6 +214,15 @@ bool gpus_address_pinned_host(const void* p);
 
 /// True when the CUDA implementations were built (STARFRONT_HAVE_CUDA).
 bool cuda_codelets_built();
+
+/// Waits until every copy of L home queued by a Cholesky front task with a
+/// mapped panel (GraphTaskArgs::mapped_panel) on a CUDA worker has ended.
+/// Call after the tasks have completed. Returns "" or the first CUDA error
+/// met (the error names the call); without CUDA, "".
+std::string wait_front_panel_copies();
+/// True when every CUDA device supports stream-ordered memory pools (the
+/// device memory of mapped front panels); false without CUDA.
+bool front_panels_mappable();
 
 /// Copies A's values (n doubles, host memory, page-locked for the copy to
 /// be asynchronous) to the device of every CUDA worker, each on a stream of
