@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -136,6 +137,16 @@ void wait_direct_values_copy(const DirectValuesCopy& copy) {
 }
 
 namespace {
+
+/// Environment variable `name` as a decimal integer in [lo, hi], or
+/// `fallback` when it is unset, not such an integer, or out of range.
+int env_int(const char* name, int lo, int hi, int fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  return *end == '\0' && v >= lo && v <= hi ? static_cast<int>(v) : fallback;
+}
 
 /// Whether environment variable `name` is set to exactly `value` (the
 /// measurement knobs below are read once, at a codelet's first run).
@@ -494,18 +505,8 @@ constexpr idx_t kPanelCopyColumns = 256;
 /// costs about what one call does. Both knobs are decimal integers, read
 /// once; others are ignored.
 int blocked_front_columns(int k) {
-  static const int nb = [] {
-    const char* e = std::getenv("STARFRONT_GPU_FRONT_BLOCK");
-    char* end = nullptr;
-    const long v = e && *e ? std::strtol(e, &end, 10) : -1;
-    return e && *e && *end == '\0' && v >= 0 && v <= 1 << 20 ? static_cast<int>(v) : 512;
-  }();
-  static const int min_k = [] {
-    const char* e = std::getenv("STARFRONT_GPU_FRONT_BLOCK_MIN_K");
-    char* end = nullptr;
-    const long v = e && *e ? std::strtol(e, &end, 10) : -1;
-    return e && *e && *end == '\0' && v >= 1 && v <= 1 << 30 ? static_cast<int>(v) : 2048;
-  }();
+  static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
+  static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
   return nb > 0 && k >= min_k && k > nb ? nb : 0;
 }
 
@@ -1668,22 +1669,30 @@ void graph_task_cuda(void* buffers[], void* cl_arg) {
   }
 }
 
-bool cuda_memory_pools_supported() {
-  static const bool yes = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    for (int d = 0; d < n; ++d) {
+namespace {
+/// True when there is at least one CUDA device and every one has each
+/// attribute in `attrs` non-zero (a failed query counts as zero; its error
+/// is cleared).
+bool every_device_has(std::initializer_list<cudaDeviceAttr> attrs) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  for (int d = 0; d < n; ++d)
+    for (cudaDeviceAttr a : attrs) {
       int v = 0;
-      if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, d) != cudaSuccess || v == 0) {
+      if (cudaDeviceGetAttribute(&v, a, d) != cudaSuccess || v == 0) {
         (void)cudaGetLastError();
         return false;
       }
     }
-    return true;
-  }();
+  return true;
+}
+}  // namespace
+
+bool cuda_memory_pools_supported() {
+  static const bool yes = every_device_has({cudaDevAttrMemoryPoolsSupported});
   return yes;
 }
 
@@ -1713,23 +1722,8 @@ std::string cuda_wait_front_panel_copies() {
 bool cuda_host_pointer_usable(const void* p) {
   // What the devices can do is asked once per process; whether p is
   // page-locked, at each call (once per factorisation).
-  static const bool devices_can = [] {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    for (int d = 0; d < ndev; ++d) {
-      int uva = 0, same = 0;
-      if (cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, d) != cudaSuccess ||
-          cudaDeviceGetAttribute(&same, cudaDevAttrCanUseHostPointerForRegisteredMem, d) != cudaSuccess || !uva ||
-          !same) {
-        (void)cudaGetLastError();
-        return false;
-      }
-    }
-    return true;
-  }();
+  static const bool devices_can =
+      every_device_has({cudaDevAttrUnifiedAddressing, cudaDevAttrCanUseHostPointerForRegisteredMem});
   if (!p || !devices_can) return false;
   // Pageable memory is told apart first, without an API error (which
   // compute-sanitizer would report): cudaPointerGetAttributes calls it
