@@ -500,10 +500,11 @@ constexpr idx_t kPanelCopyColumns = 256;
 /// 512; 0 turns the blocking off). Why: the copy of L home then overlaps
 /// the factorisation of the blocks after it instead of following the whole
 /// DPOTRF (lap3d 60³'s 5361-column root: 115 MB, after the last task).
-/// cuSOLVER's DPOTRF costs about 0.42 µs a column up to k = 2048 on the
-/// H200 (bench/README.md, session 21), so the blocks' chain of DPOTRFs
-/// costs about what one call does. Both knobs are decimal integers, read
-/// once; others are ignored.
+/// The blocked factorisation itself is slower than one DPOTRF: on the H200
+/// lap3d 60³'s root took 6.55 ms of GPU time by blocks of 512 against 4.45
+/// in one call, which the earlier copy about makes up for (root plus
+/// write-back 8.0 against 8.4 ms; bench/README.md, session 35). Both knobs
+/// are decimal integers, read once; others are ignored.
 int blocked_front_columns(int k) {
   static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
