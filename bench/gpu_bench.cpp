@@ -15,6 +15,8 @@
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
 //                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
 //                  [--fused] [--values-buffer] INPUT...
+//   --sched S: StarPU policy of the GPU run (default auto: prio with one GPU,
+//   dmda with several; see resolve_scheduler; dmda until session 36).
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
 //   (RuntimeOptions::tiles_on_cuda_only). --no-*: skip that baseline.
 //   --gpu-graph: the GPU graph (gpu_graph_options: fused subtrees of fronts
@@ -36,7 +38,8 @@
 //   private_slots): every CB moved between host and GPU is its own size,
 //   not the capacity of a shared slot.
 //   Each GPU run prints the medians of the executor's phases (FactorStats::
-//   phases: setup, submit, execute, writeback) on stderr.
+//   phases: setup, submit, execute, writeback, and two parts of the
+//   writeback: the GPU front tasks' own copies of L, the blocks of L) on stderr.
 //   Environment: STARFRONT_PIN_FACTOR=0 leaves the factor pageable (by
 //   default it is page-locked once with CUDA workers: starpu_executor.cpp);
 //   STARFRONT_DEFER_PIVOTS=0 makes GPU Cholesky fronts synchronise for their
@@ -278,7 +281,8 @@ struct Input {
 /// seconds and the backward error of A x = A·1 (negative time on failure).
 double time_starpu(Input& in, Solver& solver, int repeat, double& berr, const FactorOptions& fo) {
   std::vector<double> t;
-  std::array<std::vector<double>, 4> ph;  // setup, submit, execute, writeback (FactorStats::phases)
+  // setup, submit, execute, writeback and two of its parts (FactorStats::phases)
+  std::array<std::vector<double>, 6> ph;
   for (int k = 0; k <= repeat; ++k) {
     if (Status st = solver.factorize(in.A, fo, Executor::starpu); !st.ok()) {
       std::fprintf(stderr, "gpu_bench: %s: %s\n", in.name.c_str(), st.message.c_str());
@@ -292,11 +296,15 @@ double time_starpu(Input& in, Solver& solver, int repeat, double& berr, const Fa
       ph[1].push_back(fs.phases.submit);
       ph[2].push_back(fs.phases.execute);
       ph[3].push_back(fs.phases.writeback);
+      ph[4].push_back(fs.phases.writeback_copies);
+      ph[5].push_back(fs.phases.writeback_blocks);
     }
   }
   if (repeat > 0)
-    std::fprintf(stderr, "gpu_bench: %s executor phases (medians, ms): setup %.2f submit %.2f execute %.2f writeback %.2f\n",
-                 in.name.c_str(), 1e3 * median(ph[0]), 1e3 * median(ph[1]), 1e3 * median(ph[2]), 1e3 * median(ph[3]));
+    std::fprintf(stderr, "gpu_bench: %s executor phases (medians, ms): setup %.2f submit %.2f execute %.2f writeback %.2f "
+                 "(front copies %.2f, blocks of L %.2f)\n",
+                 in.name.c_str(), 1e3 * median(ph[0]), 1e3 * median(ph[1]), 1e3 * median(ph[2]), 1e3 * median(ph[3]),
+                 1e3 * median(ph[4]), 1e3 * median(ph[5]));
   std::vector<double> ones(in.A.n, 1.0), b(in.A.n);
   symmetric_matvec(in.A, ones.data(), b.data());
   std::vector<double> x = b;
@@ -504,7 +512,7 @@ int main(int argc, char** argv) {
   AnalysisOptions ao;
   FactorOptions fo;  // --watchdog
   int cholmod_threads = 0;  // 0: ncpu
-  std::string sched = "dmda";
+  std::string sched = "auto";  // RuntimeOptions::sched (auto: prio with one GPU, dmda with several)
   GraphOptions go;
   std::vector<std::string> names;
   for (int a = 1; a < argc; ++a) {
@@ -584,6 +592,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     cuda_workers = rt->cuda_workers();
+    sched = rt->scheduler();  // "auto" resolved
     for (Input& in : inputs) {
       const long long before = gpu_tile_tasks();
       std::array<long long, kTaskKinds> kinds0{};

@@ -201,6 +201,16 @@ def main():
         kind[r["worker"]] = r["worker_kind"]
     print("\nworker busy (ms, share of the makespan): " + ", ".join(
         f"{w}:{kind[w]} {1e3 * b:.1f} ({100 * b / (t1 - t0):.0f}%)" for w, b in sorted(busy.items())))
+    # When each CPU worker ran out of work: a wide spread is load imbalance
+    # (session 36: dmda's queues, filled at once from flop estimates).
+    last = collections.defaultdict(float)
+    for r in rows:
+        if r["worker_kind"] == "cpu":
+            last[r["worker"]] = max(last[r["worker"]], r["end_s"])
+    if last:
+        ends = sorted(1e3 * (e - t0) for e in last.values())
+        print(f"CPU workers' last task ends (ms from the first start): first {ends[0]:.1f}, "
+              f"median {ends[len(ends) // 2]:.1f}, last {ends[-1]:.1f} (spread {ends[-1] - ends[0]:.1f})")
     if a.gpu:
         gpu_split(rows)
     preds = dependencies(rows)

@@ -102,7 +102,9 @@ struct Matrix {
 struct RuntimeOptions {
   int ncpu = -1;                 ///< CPU workers (-1: StarPU's default)
   int ncuda = 0;                 ///< GPUs (each driven through 4 CUDA workers, i.e. streams, by default)
-  std::string scheduler = "lws"; ///< StarPU scheduling policy
+  /// StarPU scheduling policy, or "auto": lws without GPUs, prio with one,
+  /// dmda with several (starfront_runtime_options::scheduler)
+  std::string scheduler = "auto";
 };
 
 /// The process's StarPU, started (or attached) by the constructor and shut

@@ -182,6 +182,13 @@ struct FactorPhases {
   /// StarPU executor: unregistration (the blocks of L brought home, A's
   /// values, slots and index handles released) and the workers paused.
   double writeback = 0.0;
+  /// Parts of writeback (included in it, not added by sum()): the wait for
+  /// the GPU front tasks' own copies of L home (wait_front_panel_copies),
+  /// and the unregistration of the blocks of L that have a StarPU handle
+  /// (each waits for its copy home). The rest of writeback is the slots'
+  /// unregistration and the workers' pause.
+  double writeback_copies = 0.0;
+  double writeback_blocks = 0.0;
   /// The outcome turned into a Status; Solver::factorize: A's values kept
   /// for iterative refinement.
   double finish = 0.0;

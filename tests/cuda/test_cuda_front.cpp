@@ -13,6 +13,7 @@
 #include <starpu.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -535,6 +536,54 @@ TEST(CudaFront, StreamsPerGpu) {
     const Status st = StarpuRuntime::start(RuntimeOptions{2, 1, "dmda"}, rt);
     EXPECT_EQ(st.code, StatusCode::invalid_argument) << bad << ": " << st.message;
   }
+}
+
+/// The default scheduler ("auto") with one GPU is prio, a central queue that
+/// every worker pulls from; front and tile tasks then run on the CUDA
+/// workers only (a CPU worker that pulled a large front would hold up the
+/// factorisation) while the fused subtrees go to whichever worker is idle.
+/// Checked on a 3D Laplacian whose GPU graph has fronts, tiled fronts and
+/// subtrees: every front and tile task of two factorisations ran on the GPU,
+/// and the factor equals the sequential one (1e-13).
+TEST(CudaFront, AutoSchedulerWithOneGpuKeepsFrontsAndTilesOnTheGpu) {
+  if (!cuda_codelets_built()) {
+    if (testing::gpu_required()) FAIL() << "CUDA codelets not built";
+    GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
+  }
+  struct Restore {  // STARPU_SCHED, however the test ends
+    std::optional<std::string> saved;
+    Restore() {
+      if (const char* e = std::getenv("STARPU_SCHED")) saved = e;
+      unsetenv("STARPU_SCHED");
+    }
+    ~Restore() {
+      if (saved) setenv("STARPU_SCHED", saved->c_str(), 1);
+    }
+  } restore;
+  std::unique_ptr<StarpuRuntime> rt;
+  const Status st = StarpuRuntime::start(RuntimeOptions{3, 1}, rt);
+  if (!st.ok() && !testing::gpu_required()) GTEST_SKIP() << "no CUDA device (" << st.message << ")";
+  ASSERT_TRUE(st.ok()) << st.message;
+  EXPECT_EQ(rt->scheduler(), "prio");
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(14, 7, A).ok());
+  const GraphOptions go = gpu_graph_options(3, 40, 120, 48);
+  Solver par, seq;
+  ASSERT_TRUE(par.analyse(A, AnalysisOptions{}, go).ok());
+  ASSERT_TRUE(seq.analyse(A, AnalysisOptions{}, go).ok());
+  ASSERT_TRUE(seq.factorize(A, FactorOptions{}, Executor::sequential).ok());
+  const GraphStats gs = graph_stats(par.graph());
+  ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::front)], 0);
+  ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::gemm)], 0) << "the graph must have tiled fronts";
+  ASSERT_GT(gs.by_kind[static_cast<int>(TaskKind::subtree)], 0);
+  std::array<long long, kTaskKinds> ran0{};
+  for (int k = 0; k < kTaskKinds; ++k) ran0[k] = cuda_task_executions(static_cast<TaskKind>(k));
+  for (int rep = 0; rep < 2; ++rep) ASSERT_TRUE(par.factorize(A, FactorOptions{}, Executor::starpu).ok()) << rep;
+  for (TaskKind k : {TaskKind::front, TaskKind::assemble, TaskKind::extend_add, TaskKind::potrf, TaskKind::trsm,
+                     TaskKind::syrk, TaskKind::gemm})
+    EXPECT_EQ(cuda_task_executions(k) - ran0[static_cast<int>(k)], 2LL * gs.by_kind[static_cast<int>(k)])
+        << task_kind_name(k) << " tasks on the GPU";
+  EXPECT_LE(frobenius_rel(par.factor().Lx, seq.factor().Lx), 1e-13);
 }
 
 /// Runs everywhere (CPU workers only): with the executor told to attach the

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/solver.hpp"
 #include "common/problem.hpp"
@@ -512,6 +513,65 @@ TEST(StarpuRuntimeOptions, StreamsPerGpuOutOfRangeIsAnError) {
   else unsetenv("STARPU_NWORKER_PER_CUDA");
   std::unique_ptr<StarpuRuntime> rt;
   ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "lws"}, rt).ok());
+}
+
+/// "auto" (the default) resolves by GPU count; the policies that place tasks
+/// by cost models are told from the others; StarPU runs the resolved one
+/// (or the environment's STARPU_SCHED, which scheduler() then reports).
+TEST(StarpuRuntimeOptions, AutoSchedulerResolvesByGpuCount) {
+  EXPECT_EQ(RuntimeOptions{}.sched, "auto");
+  EXPECT_EQ(resolve_scheduler("auto", 0), "lws");
+  EXPECT_EQ(resolve_scheduler("auto", 1), "prio");
+  EXPECT_EQ(resolve_scheduler("auto", 2), "dmda");
+  EXPECT_EQ(resolve_scheduler("auto", 8), "dmda");
+  EXPECT_EQ(resolve_scheduler("dmdas", 1), "dmdas");
+  EXPECT_EQ(resolve_scheduler("eager", 0), "eager");
+  EXPECT_TRUE(check_scheduler("auto").ok());
+  const Status bad = check_scheduler("Auto");
+  EXPECT_EQ(bad.code, StatusCode::runtime_error);
+  EXPECT_NE(bad.message.find("known: auto, "), std::string::npos) << bad.message;
+  for (const char* m : {"dm", "dmda", "dmdap", "dmdas", "dmdasd", "dmdar", "pheft", "heteroprio", "modular-heft",
+                        "modular-heft2", "modular-heft-prio", "modular-heft-hierarchical", "modular-dmda",
+                        "modular-dmdap", "modular-dmdar", "modular-dmdas", "modular-pheft", "modular-heteroprio",
+                        "modular-heteroprio-heft", "modular-gemm"})
+    EXPECT_TRUE(scheduler_uses_models(m)) << m;
+  for (const char* m : {"eager", "prio", "lws", "ws", "random", "peager", "graph_test", "modular-eager",
+                        "modular-eager-prefetching", "modular-eager-prio", "modular-prio", "modular-prio-prefetching",
+                        "modular-random", "modular-random-prio", "modular-prandom", "modular-prandom-prio",
+                        "modular-ws", "modular-random-prefetching", "modular-random-prio-prefetching"})
+    EXPECT_FALSE(scheduler_uses_models(m)) << m;
+  // Every policy this StarPU knows is one of the two lists above (a new one
+  // must be classified).
+  for (struct starpu_sched_policy** p = starpu_sched_get_predefined_policies(); *p; ++p) {
+    const std::string name = (*p)->policy_name;
+    static const std::vector<std::string> known = {
+        "dm", "dmda", "dmdap", "dmdas", "dmdasd", "dmdar", "pheft", "heteroprio", "modular-heft", "modular-heft2",
+        "modular-heft-prio", "modular-heft-hierarchical", "modular-dmda", "modular-dmdap", "modular-dmdar",
+        "modular-dmdas", "modular-pheft", "modular-heteroprio", "modular-heteroprio-heft", "modular-gemm", "eager",
+        "prio", "lws", "ws", "random", "peager", "graph_test", "modular-eager", "modular-eager-prefetching",
+        "modular-eager-prio", "modular-prio", "modular-prio-prefetching", "modular-random", "modular-random-prio",
+        "modular-prandom", "modular-prandom-prio", "modular-ws", "modular-random-prefetching",
+        "modular-random-prio-prefetching"};
+    EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << "unclassified StarPU policy " << name;
+  }
+  // Without GPUs "auto" runs lws, unless the environment says otherwise.
+  const char* old = std::getenv("STARPU_SCHED");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  unsetenv("STARPU_SCHED");
+  {
+    std::unique_ptr<StarpuRuntime> rt;
+    ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0}, rt).ok());
+    EXPECT_EQ(rt->scheduler(), "lws");
+    EXPECT_STREQ(starpu_sched_get_sched_policy()->policy_name, "lws");
+  }
+  setenv("STARPU_SCHED", "eager", 1);
+  {
+    std::unique_ptr<StarpuRuntime> rt;
+    ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "dmda"}, rt).ok());
+    EXPECT_EQ(rt->scheduler(), "eager") << "StarPU runs the environment's policy";
+  }
+  if (saved) setenv("STARPU_SCHED", saved->c_str(), 1);
+  else unsetenv("STARPU_SCHED");
 }
 
 TEST_F(StarpuTest, MainMemoryIsNotCappedUnlessTheCallerCapsIt) {

@@ -90,7 +90,10 @@ int main(int argc, char** argv) {
   solve->add_flag("--tiles-on-gpu-only,!--tiles-anywhere", sa.tiles_on_gpu_only,
                   "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1; "
                   "the default with --ncuda); --tiles-anywhere lets the scheduler place them");
-  solve->add_option("--sched", sa.sched, "StarPU scheduler (lws, eager, dmda, ...)")
+  solve->add_option("--sched", sa.sched,
+                    "StarPU scheduler (auto, lws, eager, prio, dmda, ...); auto: lws without GPUs, prio with one "
+                    "GPU, dmda with several; with GPUs and a scheduler without cost models (eager, prio, lws, ...) "
+                    "front and tile tasks run on the GPUs only")
       ->capture_default_str();
   solve->add_option("--executor", sa.executor,
                     "starpu, sequential (in-process reference), or starpu-mpi (StarPU-MPI over "

@@ -21,7 +21,7 @@ struct SolveArgs {
   /// (RuntimeOptions::tiles_on_cuda_only); needs --ncuda >= 1. The CLI sets
   /// it whenever --ncuda >= 1 unless --tiles-anywhere is given.
   bool tiles_on_gpu_only = false;
-  std::string sched = "lws";
+  std::string sched = "auto";  ///< StarPU policy or "auto" (RuntimeOptions::sched)
   std::string executor = "starpu";
   double pivot_tol = -1.0;  ///< < 0: n·ε (FactorOptions)
   double watchdog = 0.0;    ///< FactorOptions::watchdog_seconds

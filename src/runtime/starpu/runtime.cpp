@@ -136,14 +136,28 @@ struct TraceEnv {
 
 Status check_scheduler(const std::string& name) {
   std::string known;
-  if (!known_scheduler(name, known))
+  if (name != "auto" && !known_scheduler(name, known))
     return Status::error(StatusCode::runtime_error,
-                         "unknown StarPU scheduler '" + name + "' (known: " + known + ")");
+                         "unknown StarPU scheduler '" + name + "' (known: auto, " + known + ")");
   return Status::success();
+}
+
+std::string resolve_scheduler(const std::string& name, int ngpus) {
+  if (name != "auto") return name;
+  return ngpus <= 0 ? "lws" : ngpus == 1 ? "prio" : "dmda";
+}
+
+bool scheduler_uses_models(const std::string& name) {
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  // dm, dmda, dmdap, dmdas, dmdasd, dmdar, modular-dmda*; heft, pheft,
+  // modular-heft*, modular-pheft; heteroprio, modular-heteroprio*;
+  // modular-gemm (a heft variant).
+  return name.rfind("dm", 0) == 0 || has("-dm") || has("heft") || has("heteroprio") || has("gemm");
 }
 
 Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out) {
   if (Status st = check_scheduler(opts.sched); !st.ok()) return st;
+  const std::string sched = resolve_scheduler(opts.sched, opts.ncuda);
   if (opts.ncpu < -1 || opts.ncuda < 0)
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
   if ((opts.tiles_on_cuda_only || opts.fronts_on_cuda_only) && (opts.ncuda == 0 || !cuda_codelets_built()))
@@ -230,7 +244,7 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   if (opts.ncuda > 0 && !streams_from_env) streams_env.emplace("STARPU_NWORKER_PER_CUDA", std::to_string(streams));
   struct starpu_conf conf;
   starpu_conf_init(&conf);
-  conf.sched_policy_name = opts.sched.c_str();
+  conf.sched_policy_name = sched.c_str();
   conf.ncpus = opts.ncpu;
   conf.ncuda = opts.ncuda;
   // With CUDA workers and every other core a CPU worker, the thread that
@@ -291,9 +305,15 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
     starpu_cusolver_init();
   }
 #endif
-  set_cuda_only(opts.tiles_on_cuda_only, opts.fronts_on_cuda_only);
+  // The policy StarPU runs (the environment's STARPU_SCHED wins over ours).
+  const struct starpu_sched_policy* policy = starpu_sched_get_sched_policy();
+  const std::string running = policy && policy->policy_name ? policy->policy_name : sched;
+  // Under a policy without cost models any idle worker takes any task it
+  // can run: front and tile tasks go to the CUDA workers only.
+  const bool pull = out->ncuda_ > 0 && !scheduler_uses_models(running);
+  set_cuda_only(opts.tiles_on_cuda_only || pull, opts.fronts_on_cuda_only, pull);
   starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
-  out->sched_ = opts.sched;
+  out->sched_ = running;
   // StarPU lowers the GPU count to the devices it finds (silently, with
   // STARPU_SILENT), and the worker count to STARPU_NMAXWORKERS; a StarPU
   // with blocking drivers keeps one CUDA worker per GPU (accepted when the

@@ -15,7 +15,7 @@ struct RuntimeOptions {
   /// The options in order; `RuntimeOptions{ncpu, ncuda, sched}` leaves the
   /// later ones at their defaults (a constructor rather than an aggregate,
   /// so that short brace lists stay warning-free as options are added).
-  explicit RuntimeOptions(int ncpu_ = -1, int ncuda_ = 0, std::string sched_ = "lws",
+  explicit RuntimeOptions(int ncpu_ = -1, int ncuda_ = 0, std::string sched_ = "auto",
                           std::string trace_dir_ = {})
       : ncpu(ncpu_), ncuda(ncuda_), sched(std::move(sched_)), trace_dir(std::move(trace_dir_)) {}
   /// CPU workers; -1: StarPU's default, all cores (of the process's CPU
@@ -25,7 +25,12 @@ struct RuntimeOptions {
   /// MPI is used (StarpuRuntime::start).
   int ncpu = -1;
   int ncuda = 0;             ///< GPUs (each with streams_per_gpu CUDA workers); 0: none
-  std::string sched = "lws"; ///< StarPU scheduling policy name (lws, eager, dmda, dmdas, random, ...)
+  /// StarPU scheduling policy name (lws, eager, prio, dmda, dmdas, random,
+  /// ...), or "auto" (default): resolve_scheduler picks one from the GPU
+  /// count. Under a policy without performance models (scheduler_uses_models
+  /// false) and with CUDA workers, front and tile tasks run on CUDA workers
+  /// only (see StarpuRuntime::start).
+  std::string sched = "auto";
   /// Non-empty: record an FxT trace of everything StarPU runs until shutdown
   /// into this folder (created if needed): the raw file DIR/prof_file_0 is
   /// written when the runtime is destroyed; StarPU's starpu_fxt_tool
@@ -81,16 +86,40 @@ inline constexpr int kDefaultStreamsPerGpu = 4;
 /// StarPU is not running or has no CUDA worker.
 int cuda_gpu_count();
 
-/// Checks that `name` is one of StarPU's scheduling policies (callable before
-/// StarPU is started). Error runtime_error listing the known names.
+/// Checks that `name` is one of StarPU's scheduling policies or "auto"
+/// (callable before StarPU is started). Error runtime_error listing the
+/// known names.
 Status check_scheduler(const std::string& name);
+
+/// The policy that "auto" stands for with `ngpus` GPUs: "lws" without GPUs
+/// (work stealing among CPU workers, as before "auto" existed); "prio" with
+/// one GPU (one central queue in priority order that every worker pulls
+/// from: dmda assigned all of lap3d 60³'s CPU subtrees to worker queues at
+/// once from flop estimates, and the last CPU worker finished 12 ms after
+/// the first; with prio they finished within 3 ms and the factorisation took
+/// 4–8% less time on one H200, bench/README.md, session 36); "dmda" with
+/// several GPUs (it places tasks where their data is; prio does not look at
+/// data). Any other name is returned unchanged.
+std::string resolve_scheduler(const std::string& name, int ngpus);
+
+/// Whether StarPU policy `name` places tasks by their cost models (the dm*,
+/// heft and heteroprio families, and the modular ones built on them).
+/// Under the others (eager, prio, lws, ws, random, ...) any idle worker
+/// takes any task it can run, so StarpuRuntime::start keeps front and tile
+/// tasks off CPU workers when there are CUDA workers: a CPU worker that
+/// pulled a large front would hold up the whole factorisation.
+bool scheduler_uses_models(const std::string& name);
 
 /// An initialised StarPU, shut down by the destructor. StarPU allows one
 /// initialisation per process at a time: a second start while one is alive
 /// fails with runtime_error. Not copyable.
 class StarpuRuntime {
  public:
-  /// Starts StarPU. Errors (runtime_error): unknown scheduler (the message
+  /// Starts StarPU with RuntimeOptions::sched resolved (resolve_scheduler
+  /// with ncuda GPUs; scheduler() gives the policy used). With CUDA workers
+  /// and a policy without cost models (scheduler_uses_models), the front
+  /// and tile tasks run on CUDA workers only (set_cuda_only), fused
+  /// subtrees stay free. Errors (runtime_error): unknown scheduler (the message
   /// lists the known ones), negative counts, StarPU already started by
   /// starfront, starpu_init failure (e.g. GPUs requested but none usable).
   /// Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless the caller's
@@ -122,6 +151,7 @@ class StarpuRuntime {
   int cuda_workers() const { return ncuda_; }
   /// GPUs that have CUDA workers (cuda_gpu_count()).
   int gpus() const { return ngpu_; }
+  /// The StarPU policy in use ("auto" resolved: resolve_scheduler).
   const std::string& scheduler() const { return sched_; }
 
  private:

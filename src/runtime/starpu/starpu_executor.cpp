@@ -718,17 +718,22 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
       // the caller's memory after this returns.
       if (values_ahead) wait_direct_values(values_ahead);
       timer.lap(ph.execute);
+      const auto wb0 = std::chrono::steady_clock::now();
       // The mapped front panels' copies home (after a watchdog's
       // cancellation too: the tasks that ran queued theirs).
       if (front_copies) {
         const std::string err = wait_front_panel_copies();
         if (!err.empty() && st.ok()) st = Status::error(StatusCode::runtime_error, err);
       }
+      const auto wb1 = std::chrono::steady_clock::now();
       // Unregistering a block of Lx waits for its last writer and brings it
       // home: this waits for exactly this factorisation's tasks (a mapped
       // panel has no handle: its task has completed, the wait above).
       for (idx_t x = 0; x < nb; ++x)
         if (h[x]) starpu_data_unregister(h[x]);
+      const auto wb2 = std::chrono::steady_clock::now();
+      ph.writeback_copies = std::chrono::duration<double>(wb1 - wb0).count();
+      ph.writeback_blocks = std::chrono::duration<double>(wb2 - wb1).count();
       // The slots still registered, while the workers still run: an
       // unregistration first waits for any request StarPU still holds on
       // the handle, and a request on a slot that a GPU wrote is processed

@@ -382,17 +382,18 @@ long long cuda_potrf_fallbacks() {
 #endif
 }
 
-void set_cuda_only(bool tiles, bool fronts) {
+void set_cuda_only(bool tiles, bool fronts, bool front_tasks) {
 #ifdef STARFRONT_HAVE_CUDA
   for (int k = 0; k < kTaskKinds; ++k) {
     const auto kind = static_cast<TaskKind>(k);
     if (!has_cuda_impl(kind)) continue;
-    const bool on = kind == TaskKind::subtree || kind == TaskKind::front ? fronts : tiles;
+    const bool on = kind == TaskKind::subtree ? fronts : kind == TaskKind::front ? fronts || front_tasks : tiles;
     all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
   }
 #else
   (void)tiles;
   (void)fronts;
+  (void)front_tasks;
 #endif
 }
 
