@@ -640,7 +640,8 @@ int main(int argc, char** argv) {
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
   std::printf("\ngpu_bench: starfront GPU: %d GPU(s), %d CUDA worker(s) (streams) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
-              ncuda, cuda_workers, ncpu - ncuda, sched.c_str(), cuda_only ? ", tiles on the GPU only" : "",
+              ncuda, cuda_workers, ncpu - ncuda, sched.c_str(),
+              cuda_only || !scheduler_uses_models(sched) ? ", tiles on the GPU only" : "",
               fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
               cholmod_threads > 0 ? cholmod_threads : ncpu, gpu_graph ? "GPU" : "default",

@@ -121,9 +121,10 @@ typedef struct starfront_runtime_options {
                               STARPU_MAIN_THREAD_BIND is set) */
   int ncuda;             /**< GPUs; default 0. Each GPU gets 4 CUDA workers (streams, one driving thread) unless STARPU_NWORKER_PER_CUDA sets another count. With GPUs (not under MPI) starfront_analyse builds the GPU graph and the tasks of tiled fronts run on the GPUs only */
   const char* scheduler; /**< StarPU scheduling policy name, or "auto"; NULL (default): "auto", which is
-                              "lws" without GPUs, "prio" with one GPU, "dmda" with several. With GPUs and
-                              a policy without cost models (eager, prio, lws, ws, random, ...) front and
-                              tile tasks run on the GPUs only. The environment's STARPU_SCHED wins. */
+                              "lws" without GPUs, "prio" with one GPU, "dmda" with several ("lws" under MPI). With
+                              GPUs and a policy without cost models (eager, prio, lws, ws, random, ...),
+                              not under MPI, tile and Cholesky front tasks run on the GPUs only, LDLT
+                              front tasks on the CPUs. The environment's STARPU_SCHED wins. */
 } starfront_runtime_options;
 
 /** Sets the defaults above. Returns STARFRONT_INVALID_ARGUMENT when opts is NULL. */

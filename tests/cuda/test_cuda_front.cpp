@@ -539,12 +539,15 @@ TEST(CudaFront, StreamsPerGpu) {
 }
 
 /// The default scheduler ("auto") with one GPU is prio, a central queue that
-/// every worker pulls from; front and tile tasks then run on the CUDA
-/// workers only (a CPU worker that pulled a large front would hold up the
-/// factorisation) while the fused subtrees go to whichever worker is idle.
-/// Checked on a 3D Laplacian whose GPU graph has fronts, tiled fronts and
-/// subtrees: every front and tile task of two factorisations ran on the GPU,
-/// and the factor equals the sequential one (1e-13).
+/// every worker pulls from; Cholesky front and tile tasks then run on the
+/// CUDA workers only (a CPU worker that pulled a large front would hold up
+/// the factorisation) while the fused subtrees go to whichever worker is
+/// idle, and LDLᵀ front tasks run on the CPU workers (the GPU LDLᵀ kernel is
+/// slower). Checked on a 3D Laplacian whose GPU graph has fronts, tiled
+/// fronts and subtrees: every front and tile task of two factorisations ran
+/// on the GPU, and the factor equals the sequential one (1e-13); then an
+/// LDLᵀ factorisation of the Laplacian shifted into indefiniteness ran no
+/// front on the GPU and gave the sequential inertia.
 TEST(CudaFront, AutoSchedulerWithOneGpuKeepsFrontsAndTilesOnTheGpu) {
   if (!cuda_codelets_built()) {
     if (testing::gpu_required()) FAIL() << "CUDA codelets not built";
@@ -584,6 +587,24 @@ TEST(CudaFront, AutoSchedulerWithOneGpuKeepsFrontsAndTilesOnTheGpu) {
     EXPECT_EQ(cuda_task_executions(k) - ran0[static_cast<int>(k)], 2LL * gs.by_kind[static_cast<int>(k)])
         << task_kind_name(k) << " tasks on the GPU";
   EXPECT_LE(frobenius_rel(par.factor().Lx, seq.factor().Lx), 1e-13);
+  EXPECT_TRUE(task_codelet(TaskKind::subtree)->where & STARPU_CPU) << "fused subtrees stay free";
+  // A − 6I: indefinite (the 7-point Laplacian's eigenvalues lie in (0, 12)).
+  CscMatrix S = A;
+  for (idx_t j = 0; j < S.n; ++j)
+    for (idx_t p = S.colptr[j]; p < S.colptr[j + 1]; ++p)
+      if (S.rowind[p] == j) S.values[p] -= 6.0;
+  FactorOptions lo;
+  lo.method = FactorMethod::ldlt;
+  Solver lpar, lseq;
+  ASSERT_TRUE(lpar.analyse(S, AnalysisOptions{}, gpu_graph_options(3)).ok());
+  ASSERT_TRUE(lseq.analyse(S, AnalysisOptions{}, gpu_graph_options(3)).ok());
+  ASSERT_TRUE(lseq.factorize(S, lo, Executor::sequential).ok());
+  const long long lfronts0 = cuda_task_executions(TaskKind::front);
+  ASSERT_TRUE(lpar.factorize(S, lo, Executor::starpu).ok());
+  EXPECT_EQ(cuda_task_executions(TaskKind::front) - lfronts0, 0) << "LDLᵀ fronts on the CPU workers";
+  EXPECT_GT(lseq.factor().inertia.negative, 0);
+  EXPECT_EQ(lpar.factor().inertia.negative, lseq.factor().inertia.negative);
+  EXPECT_EQ(lpar.factor().inertia.positive, lseq.factor().inertia.positive);
 }
 
 /// Runs everywhere (CPU workers only): with the executor told to attach the

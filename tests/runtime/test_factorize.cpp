@@ -31,6 +31,7 @@
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/starpu_executor.hpp"
+#include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
 #include "sparse/csc.hpp"
 #include "sparse/generators.hpp"
@@ -526,16 +527,17 @@ TEST(StarpuRuntimeOptions, AutoSchedulerResolvesByGpuCount) {
   EXPECT_EQ(resolve_scheduler("auto", 8), "dmda");
   EXPECT_EQ(resolve_scheduler("dmdas", 1), "dmdas");
   EXPECT_EQ(resolve_scheduler("eager", 0), "eager");
+  EXPECT_EQ(resolve_scheduler("auto", 1, true), "lws") << "under MPI";
   EXPECT_TRUE(check_scheduler("auto").ok());
   const Status bad = check_scheduler("Auto");
   EXPECT_EQ(bad.code, StatusCode::runtime_error);
   EXPECT_NE(bad.message.find("known: auto, "), std::string::npos) << bad.message;
-  for (const char* m : {"dm", "dmda", "dmdap", "dmdas", "dmdasd", "dmdar", "pheft", "heteroprio", "modular-heft",
+  for (const char* m : {"dm", "dmda", "dmdap", "dmdas", "dmdasd", "dmdar", "pheft", "graph_test", "modular-heft",
                         "modular-heft2", "modular-heft-prio", "modular-heft-hierarchical", "modular-dmda",
-                        "modular-dmdap", "modular-dmdar", "modular-dmdas", "modular-pheft", "modular-heteroprio",
-                        "modular-heteroprio-heft", "modular-gemm"})
+                        "modular-dmdap", "modular-dmdar", "modular-dmdas", "modular-pheft"})
     EXPECT_TRUE(scheduler_uses_models(m)) << m;
-  for (const char* m : {"eager", "prio", "lws", "ws", "random", "peager", "graph_test", "modular-eager",
+  for (const char* m : {"eager", "prio", "lws", "ws", "random", "peager", "heteroprio", "modular-heteroprio",
+                        "modular-heteroprio-heft", "modular-gemm", "modular-eager",
                         "modular-eager-prefetching", "modular-eager-prio", "modular-prio", "modular-prio-prefetching",
                         "modular-random", "modular-random-prio", "modular-prandom", "modular-prandom-prio",
                         "modular-ws", "modular-random-prefetching", "modular-random-prio-prefetching"})
@@ -554,24 +556,31 @@ TEST(StarpuRuntimeOptions, AutoSchedulerResolvesByGpuCount) {
         "modular-random-prio-prefetching"};
     EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << "unclassified StarPU policy " << name;
   }
-  // Without GPUs "auto" runs lws, unless the environment says otherwise.
-  const char* old = std::getenv("STARPU_SCHED");
-  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
-  unsetenv("STARPU_SCHED");
+  // Without GPUs "auto" runs lws, unless the environment says otherwise;
+  // and without CUDA workers a policy without cost models changes no
+  // placement (CPU-only users see no difference).
+  EnvGuard env;
+  env.set("STARPU_SCHED", nullptr);
+  env.set("STARPU_NCUDA", nullptr);
   {
     std::unique_ptr<StarpuRuntime> rt;
     ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0}, rt).ok());
     EXPECT_EQ(rt->scheduler(), "lws");
     EXPECT_STREQ(starpu_sched_get_sched_policy()->policy_name, "lws");
   }
-  setenv("STARPU_SCHED", "eager", 1);
+  for (const char* sched : {"prio", "eager"}) {
+    std::unique_ptr<StarpuRuntime> rt;
+    ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, sched}, rt).ok()) << sched;
+    EXPECT_FALSE(front_placement_by_kind()) << sched;
+    for (TaskKind k : {TaskKind::subtree, TaskKind::front, TaskKind::gemm})
+      EXPECT_TRUE(task_codelet(k)->where & STARPU_CPU) << sched << " " << task_kind_name(k);
+  }
+  env.set("STARPU_SCHED", "eager");
   {
     std::unique_ptr<StarpuRuntime> rt;
     ASSERT_TRUE(StarpuRuntime::start(RuntimeOptions{1, 0, "dmda"}, rt).ok());
     EXPECT_EQ(rt->scheduler(), "eager") << "StarPU runs the environment's policy";
   }
-  if (saved) setenv("STARPU_SCHED", saved->c_str(), 1);
-  else unsetenv("STARPU_SCHED");
 }
 
 TEST_F(StarpuTest, MainMemoryIsNotCappedUnlessTheCallerCapsIt) {

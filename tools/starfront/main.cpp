@@ -89,11 +89,12 @@ int main(int argc, char** argv) {
   solve->add_option("--ncuda", sa.ncuda, "GPUs (each with 4 CUDA workers, i.e. streams; STARPU_NWORKER_PER_CUDA sets another count)")->capture_default_str();
   solve->add_flag("--tiles-on-gpu-only,!--tiles-anywhere", sa.tiles_on_gpu_only,
                   "tile kernels and tiled-front assembly run on the GPUs only (needs --ncuda >= 1; "
-                  "the default with --ncuda); --tiles-anywhere lets the scheduler place them");
+                  "the default with --ncuda); --tiles-anywhere lets a cost-model scheduler (dmda, ...) place "
+                  "them (under one without cost models, e.g. auto's prio with one GPU, they stay on the GPUs)");
   solve->add_option("--sched", sa.sched,
                     "StarPU scheduler (auto, lws, eager, prio, dmda, ...); auto: lws without GPUs, prio with one "
                     "GPU, dmda with several; with GPUs and a scheduler without cost models (eager, prio, lws, ...) "
-                    "front and tile tasks run on the GPUs only")
+                    "tile and Cholesky front tasks run on the GPUs only, LDLT front tasks on the CPUs")
       ->capture_default_str();
   solve->add_option("--executor", sa.executor,
                     "starpu, sequential (in-process reference), or starpu-mpi (StarPU-MPI over "

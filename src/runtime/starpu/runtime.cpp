@@ -142,22 +142,35 @@ Status check_scheduler(const std::string& name) {
   return Status::success();
 }
 
-std::string resolve_scheduler(const std::string& name, int ngpus) {
+std::string resolve_scheduler(const std::string& name, int ngpus, bool mpi) {
   if (name != "auto") return name;
+  if (mpi) return "lws";
   return ngpus <= 0 ? "lws" : ngpus == 1 ? "prio" : "dmda";
 }
 
 bool scheduler_uses_models(const std::string& name) {
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
-  // dm, dmda, dmdap, dmdas, dmdasd, dmdar, modular-dmda*; heft, pheft,
-  // modular-heft*, modular-pheft; heteroprio, modular-heteroprio*;
-  // modular-gemm (a heft variant).
-  return name.rfind("dm", 0) == 0 || has("-dm") || has("heft") || has("heteroprio") || has("gemm");
+  // dm, dmda, dmdap, dmdas, dmdasd, dmdar, modular-dmda*: expected
+  // completion time per worker; pheft, modular-heft*, modular-pheft: the
+  // same (HEFT); graph_test: expected lengths pick CPU or GPU. Not the
+  // heteroprio family (workers pull from buckets; an idle CPU worker may
+  // take a front), nor modular-gemm (it matches codelet names such as
+  // "gemm", not starfront's), nor eager, prio, lws, ws, random and the
+  // other modular ones.
+  return (name.rfind("dm", 0) == 0 || has("-dm") || has("heft") || name == "graph_test") && !has("heteroprio");
 }
 
 Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRuntime>& out) {
   if (Status st = check_scheduler(opts.sched); !st.ok()) return st;
-  const std::string sched = resolve_scheduler(opts.sched, opts.ncuda);
+  // "auto" by the GPUs StarPU will drive: the environment's STARPU_NCUDA
+  // wins over conf.ncuda in StarPU.
+  int gpus_for_auto = opts.ncuda;
+  if (const char* e = std::getenv("STARPU_NCUDA"); e && *e) {
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (*end == '\0' && v >= 0) gpus_for_auto = static_cast<int>(v);
+  }
+  const std::string sched = resolve_scheduler(opts.sched, gpus_for_auto, opts.mpi_comm != nullptr);
   if (opts.ncpu < -1 || opts.ncuda < 0)
     return Status::error(StatusCode::runtime_error, "worker counts must be >= 0 (ncpu may be -1)");
   if ((opts.tiles_on_cuda_only || opts.fronts_on_cuda_only) && (opts.ncuda == 0 || !cuda_codelets_built()))
@@ -308,9 +321,11 @@ Status StarpuRuntime::start(const RuntimeOptions& opts, std::unique_ptr<StarpuRu
   // The policy StarPU runs (the environment's STARPU_SCHED wins over ours).
   const struct starpu_sched_policy* policy = starpu_sched_get_sched_policy();
   const std::string running = policy && policy->policy_name ? policy->policy_name : sched;
-  // Under a policy without cost models any idle worker takes any task it
-  // can run: front and tile tasks go to the CUDA workers only.
-  const bool pull = out->ncuda_ > 0 && !scheduler_uses_models(running);
+  // Under a policy without cost models a CPU worker may take (be handed,
+  // steal) any task it can run: tile tasks go to the CUDA workers only, and
+  // the executor places front tasks by kind (front_placement_by_kind). Not
+  // under MPI, whose executor places tasks itself.
+  const bool pull = out->ncuda_ > 0 && !opts.mpi_comm && !scheduler_uses_models(running);
   set_cuda_only(opts.tiles_on_cuda_only || pull, opts.fronts_on_cuda_only, pull);
   starpu_pause();  // idle until a factorisation needs the workers (WorkersActive)
   out->sched_ = running;

@@ -27,9 +27,9 @@ struct RuntimeOptions {
   int ncuda = 0;             ///< GPUs (each with streams_per_gpu CUDA workers); 0: none
   /// StarPU scheduling policy name (lws, eager, prio, dmda, dmdas, random,
   /// ...), or "auto" (default): resolve_scheduler picks one from the GPU
-  /// count. Under a policy without performance models (scheduler_uses_models
-  /// false) and with CUDA workers, front and tile tasks run on CUDA workers
-  /// only (see StarpuRuntime::start).
+  /// count. Under a policy without cost models (scheduler_uses_models false)
+  /// with CUDA workers, tile and Cholesky front tasks run on CUDA workers
+  /// only, LDLᵀ front tasks on CPU workers (see StarpuRuntime::start).
   std::string sched = "auto";
   /// Non-empty: record an FxT trace of everything StarPU runs until shutdown
   /// into this folder (created if needed): the raw file DIR/prof_file_0 is
@@ -96,18 +96,25 @@ Status check_scheduler(const std::string& name);
 /// one GPU (one central queue in priority order that every worker pulls
 /// from: dmda assigned all of lap3d 60³'s CPU subtrees to worker queues at
 /// once from flop estimates, and the last CPU worker finished 12 ms after
-/// the first; with prio they finished within 3 ms and the factorisation took
-/// 4–8% less time on one H200, bench/README.md, session 36); "dmda" with
+/// the first; with prio within 3 ms, and the factorisation took 5% less
+/// time on average over 7 paired rounds on one H200, lap3d 100³ 8% over 4:
+/// bench/README.md, session 36); "dmda" with
 /// several GPUs (it places tasks where their data is; prio does not look at
-/// data). Any other name is returned unchanged.
-std::string resolve_scheduler(const std::string& name, int ngpus);
+/// data). Under MPI (`mpi`), "lws" whatever the GPU count (the policy the
+/// StarPU-MPI runs were measured with). Any other name is returned
+/// unchanged.
+std::string resolve_scheduler(const std::string& name, int ngpus, bool mpi = false);
 
-/// Whether StarPU policy `name` places tasks by their cost models (the dm*,
-/// heft and heteroprio families, and the modular ones built on them).
-/// Under the others (eager, prio, lws, ws, random, ...) any idle worker
-/// takes any task it can run, so StarpuRuntime::start keeps front and tile
-/// tasks off CPU workers when there are CUDA workers: a CPU worker that
-/// pulled a large front would hold up the whole factorisation.
+/// Whether StarPU policy `name` places each task on a worker by comparing
+/// cost-model estimates (the dm* and HEFT families, graph_test). Under the
+/// others (eager, prio, lws, ws, random, the heteroprio family, ...) a CPU
+/// worker may take, be handed or steal any task it can run, so with CUDA
+/// workers (and not under MPI) StarpuRuntime::start keeps tile tasks on the
+/// CUDA workers whatever tiles_on_cuda_only says, and the executor puts
+/// Cholesky front tasks on CUDA workers and LDLᵀ front tasks on CPU
+/// workers (set_cuda_only's by_kind): a CPU worker that took a large
+/// Cholesky front would hold up the factorisation, and the GPU LDLᵀ front
+/// kernel is slower than the CPU's.
 bool scheduler_uses_models(const std::string& name);
 
 /// An initialised StarPU, shut down by the destructor. StarPU allows one
@@ -116,10 +123,12 @@ bool scheduler_uses_models(const std::string& name);
 class StarpuRuntime {
  public:
   /// Starts StarPU with RuntimeOptions::sched resolved (resolve_scheduler
-  /// with ncuda GPUs; scheduler() gives the policy used). With CUDA workers
-  /// and a policy without cost models (scheduler_uses_models), the front
-  /// and tile tasks run on CUDA workers only (set_cuda_only), fused
-  /// subtrees stay free. Errors (runtime_error): unknown scheduler (the message
+  /// with ncuda GPUs, or the environment's STARPU_NCUDA when set;
+  /// scheduler() gives the policy StarPU runs). With CUDA workers and a
+  /// policy without cost models (scheduler_uses_models), not under MPI, tile
+  /// tasks run on CUDA workers only and front tasks are placed by kind
+  /// (set_cuda_only); fused subtrees stay free. Errors
+  /// (runtime_error): unknown scheduler (the message
   /// lists the known ones), negative counts, StarPU already started by
   /// starfront, starpu_init failure (e.g. GPUs requested but none usable).
   /// Sets STARPU_SILENT=1 and STARPU_FXT_TRACE=0 unless the caller's

@@ -448,6 +448,7 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
   // (RuntimeOptions::fronts_on_cuda_only forces both).
   const char* fog_env = std::getenv("STARFRONT_FRONT_TASKS_ON_GPU");
   const bool fronts_on_gpu = fog_env && std::string(fog_env) == "1" && starpu_cuda_worker_get_count() > 0;
+  const bool by_kind = front_placement_by_kind() && starpu_cuda_worker_get_count() > 0;
   // A fused subtree whose largest front does not fit in the GPU kernel's
   // shared memory (the graphs of gpu_graph_options with subtrees cut above
   // order 239, e.g. the 3D Laplacians' 600) would run that front through the
@@ -631,6 +632,16 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
                                      ? STARPU_CPU
                                      : task_codelet(task.kind)->where;
       if (front && gpu_fronts && fronts_on_gpu) where = STARPU_CUDA;
+      // Under a policy without cost models (front_placement_by_kind), which
+      // lets any idle worker take any task it can run: Cholesky fronts on
+      // the CUDA workers (a CPU worker that took a large front would hold up
+      // the factorisation); LDLᵀ fronts on the CPU workers (the GPU LDLᵀ
+      // front kernel ran at 0.03-0.29x the CPU's speed: docs/LDLT.md),
+      // unless the caller put fronts on CUDA workers only.
+      if (front && by_kind && where != STARPU_CPU) {
+        if (!ctx.ldlt.active) where = STARPU_CUDA;
+        else if ((where & STARPU_CPU) && starpu_cpu_worker_get_count() > 0) where = STARPU_CPU;
+      }
       if (subtree && fused_fit >= 0 && run->gpu->fused.task[t].max_order > fused_fit) where = STARPU_CPU;
       const int ret = starpu_task_insert(
           task_codelet(task.kind), STARPU_EXECUTE_WHERE, where, STARPU_DATA_MODE_ARRAY, descr.data(),

@@ -1,5 +1,6 @@
 #include "runtime/starpu/task_codelets.hpp"
 
+#include <atomic>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -382,18 +383,25 @@ long long cuda_potrf_fallbacks() {
 #endif
 }
 
-void set_cuda_only(bool tiles, bool fronts, bool front_tasks) {
+namespace {
+std::atomic<bool> g_by_kind{false};  // set_cuda_only's by_kind
+}  // namespace
+
+bool front_placement_by_kind() { return g_by_kind.load(); }
+
+void set_cuda_only(bool tiles, bool fronts, bool by_kind) {
 #ifdef STARFRONT_HAVE_CUDA
+  g_by_kind = by_kind;
   for (int k = 0; k < kTaskKinds; ++k) {
     const auto kind = static_cast<TaskKind>(k);
     if (!has_cuda_impl(kind)) continue;
-    const bool on = kind == TaskKind::subtree ? fronts : kind == TaskKind::front ? fronts || front_tasks : tiles;
+    const bool on = kind == TaskKind::subtree || kind == TaskKind::front ? fronts : tiles;
     all_codelets().codelets[k].where = on ? STARPU_CUDA : (STARPU_CPU | STARPU_CUDA);
   }
 #else
   (void)tiles;
   (void)fronts;
-  (void)front_tasks;
+  (void)by_kind;
 #endif
 }
 

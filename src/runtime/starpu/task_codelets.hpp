@@ -291,13 +291,17 @@ long long cuda_front_fallbacks();
 /// (true), or CPU and CUDA workers (false, the default); `tiles` for the
 /// tasks of tiled fronts (potrf, trsm, syrk, gemm, assemble, extend_add),
 /// `fronts` for subtree and front tasks (fused Cholesky subtrees, Cholesky
-/// and LDLᵀ fronts; the executor keeps LDLᵀ subtrees on CPUs),
-/// `front_tasks` for front tasks alone (subtrees stay free: StarpuRuntime
-/// sets it under a scheduler without performance models, see
-/// scheduler_uses_models). Without the CUDA codelets: no effect. Call only
-/// while no task is in flight (StarpuRuntime::start does, from
-/// RuntimeOptions).
-void set_cuda_only(bool tiles, bool fronts, bool front_tasks = false);
+/// and LDLᵀ fronts; the executor keeps LDLᵀ subtrees on CPUs).
+/// `by_kind`: the policy does not place tasks by cost models
+/// (scheduler_uses_models; StarpuRuntime::start sets it with CUDA workers,
+/// not under MPI); the executor then puts Cholesky front tasks on CUDA
+/// workers and LDLᵀ front tasks on CPU workers (front_placement_by_kind).
+/// Without the CUDA codelets: no effect. Call only while no task is in
+/// flight (StarpuRuntime::start does, from RuntimeOptions).
+void set_cuda_only(bool tiles, bool fronts, bool by_kind = false);
+
+/// The `by_kind` of the last set_cuda_only (false without the CUDA codelets).
+bool front_placement_by_kind();
 
 /// Makes every codelet safe for tasks of up to `nbuffers` buffers (see the
 /// definition: works around StarPU reading a fixed 8-entry array). Call
