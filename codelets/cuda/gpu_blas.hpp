@@ -112,6 +112,13 @@ constexpr int kPanelRowsSyncInts = 1 + kPanelRowsMaxK / 32;
 /// Words a tile of 32 rows takes in gpu_potrf_panel_rows's trace.
 constexpr int kPanelRowsTraceWords = 48;
 
+/// True when the current device can run gpu_potrf_panel_rows with k
+/// columns: 0 ≤ k ≤ kPanelRowsMaxK and its 2·32·⌈k/32⌉·32 + 32² doubles of
+/// shared memory a block within the device's opt-in limit (136 KiB at
+/// k = 256: the H100 and H200 have 227 KiB; a V100 96). False when the
+/// device cannot be queried. Thread-safe; the limit is read once per device.
+bool gpu_potrf_panel_rows_fits(int k);
+
 /// What gpu_potrf_panel computes (P11 = L11·L11ᵀ, L21 = P21·L11⁻ᵀ in place,
 /// info as LAPACK's; the strictly upper triangle of each 32×32 diagonal
 /// block is set to zero, P11's other entries above the diagonal are
@@ -142,13 +149,6 @@ constexpr int kPanelRowsTraceWords = 48;
 /// (gpu_potrf_panel_rows_fits), and CUBLAS_STATUS_EXECUTION_FAILED when a
 /// CUDA call (device query, the shared-memory setting, the memset or the
 /// launch) fails.
-/// True when the current device can run gpu_potrf_panel_rows with k
-/// columns: 0 ≤ k ≤ kPanelRowsMaxK and its 2·32·⌈k/32⌉·32 + 32² doubles of
-/// shared memory a block within the device's opt-in limit (136 KiB at
-/// k = 256: the H100 and H200 have 227 KiB; a V100 96). False when the
-/// device cannot be queried. Thread-safe; the limit is read once per device.
-bool gpu_potrf_panel_rows_fits(int k);
-
 /// trace (measurement only; null in the solver): device words,
 /// kPanelRowsTraceWords per tile of 32 rows, the kernel's clock64 and
 /// globaltimer stamps of each step (gpu_blas.cu: potrf_rows_kernel).

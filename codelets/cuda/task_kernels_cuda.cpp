@@ -328,7 +328,59 @@ struct Workspace {
   cudaEvent_t panel_done = nullptr;
   /// Makes copy_stream, panel_ready and panel_done on the current device.
   cudaError_t reserve_copy_stream();
+  /// The look-ahead of a blocked front factorisation (front_cholesky's
+  /// factor_blocked): a stream of the device's greatest priority that
+  /// factorises the next block of columns (DPOTRF and TRSM) while the
+  /// worker's stream updates the trailing columns, with its own cuBLAS and
+  /// cuSOLVER handles (a handle shared by two streams at once would share
+  /// its workspace), and the events between the two streams: side_go
+  /// (worker's stream to side_stream: the block is updated), side_done
+  /// (side_stream to the worker's: the block is final).
+  cudaStream_t side_stream = nullptr;
+  cublasHandle_t side_blas = nullptr;
+  cusolverDnHandle_t side_solver = nullptr;
+  cudaEvent_t side_go = nullptr, side_done = nullptr;
+  /// Makes the look-ahead's stream, handles and events on the current
+  /// device (once). Returns a text naming the call that failed, or empty.
+  std::string reserve_side() {
+    if (side_done) return {};
+    int lo = 0, hi = 0;
+    if (cudaDeviceGetStreamPriorityRange(&lo, &hi) != cudaSuccess) return "cudaDeviceGetStreamPriorityRange";
+    if (!side_stream && cudaStreamCreateWithPriority(&side_stream, cudaStreamNonBlocking, hi) != cudaSuccess) {
+      side_stream = nullptr;
+      return "cudaStreamCreateWithPriority";
+    }
+    if (!side_blas) {
+      if (cublasCreate(&side_blas) != CUBLAS_STATUS_SUCCESS) {
+        side_blas = nullptr;
+        return "cublasCreate";
+      }
+      if (cublasSetStream(side_blas, side_stream) != CUBLAS_STATUS_SUCCESS) return "cublasSetStream";
+    }
+    if (!side_solver) {
+      if (cusolverDnCreate(&side_solver) != CUSOLVER_STATUS_SUCCESS) {
+        side_solver = nullptr;
+        return "cusolverDnCreate";
+      }
+      if (cusolverDnSetStream(side_solver, side_stream) != CUSOLVER_STATUS_SUCCESS) return "cusolverDnSetStream";
+    }
+    if (!side_go && cudaEventCreateWithFlags(&side_go, cudaEventDisableTiming) != cudaSuccess) {
+      side_go = nullptr;
+      return "cudaEventCreateWithFlags";
+    }
+    if (cudaEventCreateWithFlags(&side_done, cudaEventDisableTiming) != cudaSuccess) {
+      side_done = nullptr;
+      return "cudaEventCreateWithFlags";
+    }
+    return {};
+  }
   ~Workspace() {
+    if (side_stream) cudaStreamSynchronize(side_stream);
+    if (side_blas) cublasDestroy(side_blas);
+    if (side_solver) cusolverDnDestroy(side_solver);
+    if (side_go) cudaEventDestroy(side_go);
+    if (side_done) cudaEventDestroy(side_done);
+    if (side_stream) cudaStreamDestroy(side_stream);
     release_copy_stream();
     if (own_stream) cudaStreamDestroy(own_stream);
     cudaFree(direct_values);
@@ -491,6 +543,26 @@ cudaError_t front_panel_pool(cudaMemPool_t& out) {
 /// this many columns' worth of the upper triangle (zeros) crosses the bus
 /// with it, against the whole k×k block without the blocking.
 constexpr idx_t kPanelCopyColumns = 256;
+
+/// Whether the blocked factorisation runs with its look-ahead (front_cholesky):
+/// STARFRONT_GPU_FRONT_LOOKAHEAD=0 turns it off (measurement knob), read once.
+bool blocked_front_lookahead() {
+  static const bool on = env_int("STARFRONT_GPU_FRONT_LOOKAHEAD", 0, 1, 1) != 0;
+  return on;
+}
+
+/// Whether the blocked factorisation (front_cholesky) factorises a block of
+/// at most kPanelRowsMaxK columns with gpu_potrf_panel_rows: its DPOTRF and
+/// the TRSM of all its rows below in one launch, instead of cuSOLVER's
+/// DPOTRF and gpu_trsm_right_lower_trans (a dozen launches or more). Only
+/// blocks that narrow take it (STARFRONT_GPU_FRONT_BLOCK ≤ 256, or the last
+/// block of a front), and only where the device gives the kernel its shared
+/// memory (gpu_potrf_panel_rows_fits). STARFRONT_GPU_FRONT_BLOCK_ROWS=0
+/// turns it off (measurement knob), read once.
+bool blocked_front_rows_kernel() {
+  static const bool on = env_int("STARFRONT_GPU_FRONT_BLOCK_ROWS", 0, 1, 1) != 0;
+  return on;
+}
 
 /// Width of the column blocks of a blocked front factorisation
 /// (front_cholesky), or 0 for none: only for a mapped panel (its L copied
@@ -1247,9 +1319,10 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // Columns [j0, j1) of L are final: the copy stream takes them home (from
   // the diagonal down, by blocks of kPanelCopyColumns) once the worker's
   // stream has reached this point.
-  auto copy_home = [&](idx_t j0, idx_t j1) {
+  // `from`: the stream whose work made them final.
+  auto copy_home = [&](idx_t j0, idx_t j1, cudaStream_t from) {
     if (!cuda_ok(w.reserve_copy_stream(), "copy stream", G, t, ctx) ||
-        !cuda_ok(cudaEventRecord(w.panel_ready, stream), "cudaEventRecord", G, t, ctx) ||
+        !cuda_ok(cudaEventRecord(w.panel_ready, from), "cudaEventRecord", G, t, ctx) ||
         !cuda_ok(cudaStreamWaitEvent(w.copy_stream, w.panel_ready, 0), "cudaStreamWaitEvent", G, t, ctx))
       return false;
     device_panel.copies = &w;  // from now on the panel is freed after the copies
@@ -1268,33 +1341,92 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // columns (Golub and Van Loan §4.2.8): per block of columns [j0, j1),
   // cuSOLVER's DPOTRF of its diagonal block (its info folded into
   // w.dev_info as LAPACK's for the whole block), the TRSM of every row
-  // below it (gpu_trsm_right_lower_trans), its copy home, then the update
+  // below it (gpu_trsm_right_lower_trans; both in one launch of
+  // gpu_potrf_panel_rows for a block of at most 256 columns), its copy home, then the update
   // of the fully-summed columns to its right (DSYRK of their diagonal
   // block, DGEMM of their rows below k); the CB is updated once, below.
+  // With the look-ahead (default; blocked_front_lookahead), the DPOTRF and
+  // the TRSM of every block run on the worker's second stream
+  // (Workspace::side_stream, the device's greatest priority): the worker's
+  // stream first updates only the next block of columns, hands it over
+  // (side_go), and updates the columns after it while the side stream
+  // factorises it; it waits for the block (side_done) before using it.
+  // So the chain of diagonal blocks, latency-bound, overlaps the trailing
+  // updates (J. Kurzak and J. Dongarra, "Implementing linear algebra
+  // routines on multi-core processors with pipelining and a look ahead",
+  // PARA 2006). The same operations, except that the next block of
+  // columns gets its update from a DSYRK and a DGEMM of its own instead of
+  // sharing the trailing update's: equal up to rounding.
+  const bool lookahead = nb > 0 && blocked_front_lookahead();
+  if (lookahead) {
+    const std::string err = w.reserve_side();
+    if (!err.empty()) {
+      ctx.record_device_error(err + " (look-ahead stream) in " + where(G, t));
+      return;
+    }
+  }
+  auto column = [&](int j) { return L + static_cast<std::size_t>(j) * static_cast<std::size_t>(m); };
+  // DPOTRF and TRSM of the block of columns [j0, j0 + jb) on stream `on`
+  // with handles (sh, bh), or both in one launch of gpu_potrf_panel_rows
+  // (blocked_front_rows_kernel; its sync words are the worker's, and no
+  // other work on them runs meanwhile: the worker's stream waits for the
+  // last block before the task's later steps).
+  auto factor_block = [&](int j0, int jb, cudaStream_t on, cusolverDnHandle_t sh, cublasHandle_t bh) {
+    double* Ljj = column(j0) + j0;
+    if (jb <= kPanelRowsMaxK && blocked_front_rows_kernel() && gpu_potrf_panel_rows_fits(jb))
+      return cublas_ok(gpu_potrf_panel_rows(on, im - j0, jb, Ljj, im, w.dev_info_part, w.rows_sync),
+                       "gpu_potrf_panel_rows (block)", G, t, ctx) &&
+             cuda_ok(gpu_fold_info(on, w.dev_info, w.dev_info_part, j0), "gpu_fold_info", G, t, ctx);
+    return cusolver_ok(cusolverDnDpotrf(sh, CUBLAS_FILL_MODE_LOWER, jb, Ljj, im, w.work, w.work_cap,
+                                        w.dev_info_part),
+                       "cusolverDnDpotrf (block)", G, t, ctx) &&
+           cuda_ok(gpu_fold_info(on, w.dev_info, w.dev_info_part, j0), "gpu_fold_info", G, t, ctx) &&
+           (im <= j0 + jb ||
+            cublas_ok(gpu_trsm_right_lower_trans(bh, im - j0 - jb, jb, Ljj, im, Ljj + jb, im, gpu_trsm_options()),
+                      "gpu_trsm_right_lower_trans (block)", G, t, ctx));
+  };
+  // The update of columns [c0, c1) (fully summed, c0 >= j0 + jb) and of all
+  // their rows below c0 by the block of columns [j0, j0 + jb): DSYRK of the
+  // diagonal block, DGEMM of the rows below it.
+  auto update = [&](int j0, int jb, int c0, int c1) {
+    if (c1 <= c0) return true;
+    const double* Lc = column(j0) + c0;  // rows c0.. of the block's columns
+    double* C = column(c0) + c0;
+    const int w2 = c1 - c0;
+    return cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, w2, jb, &minus_one, Lc, im, &one, C, im),
+                     "cublasDsyrk (block)", G, t, ctx) &&
+           (im <= c1 || cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, im - c1, w2, jb, &minus_one, Lc + w2, im,
+                                              Lc, im, &one, C + w2, im),
+                                  "cublasDgemm (block)", G, t, ctx));
+  };
   auto factor_blocked = [&] {
     if (!cuda_ok(cudaMemsetAsync(w.dev_info, 0, sizeof(int), stream), "cudaMemsetAsync", G, t, ctx)) return false;
+    if (!lookahead) {
+      for (int j0 = 0; j0 < ik; j0 += nb) {
+        const int jb = std::min(nb, ik - j0), j1 = j0 + jb;
+        if (!factor_block(j0, jb, stream, dpotrf.h, h) || !copy_home(j0, j1, stream)) return false;
+        // (Columns [j1, ik) with all their rows: the rows below k with
+        // them, as one DGEMM.)
+        if (!update(j0, jb, j1, ik)) return false;
+      }
+      return true;
+    }
+    // Block 0 on the side stream once the front is assembled.
+    auto hand_over = [&](int j0, int jb) {
+      return cuda_ok(cudaEventRecord(w.side_go, stream), "cudaEventRecord", G, t, ctx) &&
+             cuda_ok(cudaStreamWaitEvent(w.side_stream, w.side_go, 0), "cudaStreamWaitEvent", G, t, ctx) &&
+             factor_block(j0, jb, w.side_stream, w.side_solver, w.side_blas) &&
+             cuda_ok(cudaEventRecord(w.side_done, w.side_stream), "cudaEventRecord", G, t, ctx) &&
+             copy_home(j0, j0 + jb, w.side_stream);
+    };
+    if (!hand_over(0, std::min(nb, ik))) return false;
     for (int j0 = 0; j0 < ik; j0 += nb) {
-      const int jb = std::min(nb, ik - j0), j1 = j0 + jb, n2 = ik - j1;
-      double* Ljj = L + static_cast<std::size_t>(j0) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j0);
-      if (!cusolver_ok(cusolverDnDpotrf(dpotrf.h, CUBLAS_FILL_MODE_LOWER, jb, Ljj, im, w.work, w.work_cap,
-                                        w.dev_info_part),
-                       "cusolverDnDpotrf (block)", G, t, ctx) ||
-          !cuda_ok(gpu_fold_info(stream, w.dev_info, w.dev_info_part, j0), "gpu_fold_info", G, t, ctx))
-        return false;
-      if (im > j1 && !cublas_ok(gpu_trsm_right_lower_trans(h, im - j1, jb, Ljj, im, Ljj + jb, im, gpu_trsm_options()),
-                                "gpu_trsm_right_lower_trans (block)", G, t, ctx))
-        return false;
-      if (!copy_home(j0, j1)) return false;
-      if (n2 == 0) continue;
-      double* A22 = L + static_cast<std::size_t>(j1) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j1);
-      if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n2, jb, &minus_one, Ljj + jb, im, &one, A22,
-                                 im),
-                     "cublasDsyrk (block)", G, t, ctx))
-        return false;
-      if (im > ik && !cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, im - ik, n2, jb, &minus_one, Ljj + (ik - j0),
-                                            im, Ljj + jb, im, &one, A22 + n2, im),
-                                "cublasDgemm (block)", G, t, ctx))
-        return false;
+      const int jb = std::min(nb, ik - j0), j1 = j0 + jb;
+      // Block j0 is final (its DPOTRF and TRSM on the side stream).
+      if (!cuda_ok(cudaStreamWaitEvent(stream, w.side_done, 0), "cudaStreamWaitEvent", G, t, ctx)) return false;
+      if (j1 >= ik) break;
+      const int c1 = std::min(j1 + nb, ik);
+      if (!update(j0, jb, j1, c1) || !hand_over(j1, c1 - j1) || !update(j0, jb, c1, ik)) return false;
     }
     return true;
   };
@@ -1358,7 +1490,7 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   mark(3);
   // L is final: home on the copy stream, beside the CB update (the blocked
   // factorisation has sent its blocks already).
-  if (host_panel && nb == 0 && !copy_home(0, k)) return;
+  if (host_panel && nb == 0 && !copy_home(0, k, stream)) return;
   if (mc > 0) {
     if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
                    "cublasDsyrk", G, t, ctx))
