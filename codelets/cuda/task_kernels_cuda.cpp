@@ -275,7 +275,10 @@ FrontProfile g_front_profile;
 /// mode leaves DPOTRF and its pivot check queued on the stream, reading
 /// `work` and `dev_info`: so whoever grows a buffer (grows()) synchronises
 /// the worker's stream first, and no queued work uses a buffer when it is
-/// replaced.
+/// replaced. The look-ahead's side stream (side_stream) uses `work`,
+/// `dev_info`, `dev_info_part` and `rows_sync` too; front_cholesky makes
+/// the worker's stream wait for it before the task's later steps, and on a
+/// failure synchronises it, so the rule above still covers every use.
 struct Workspace {
   double* work = nullptr;     ///< cuSOLVER potrf workspace
   int work_cap = 0;           ///< doubles
@@ -355,14 +358,22 @@ struct Workspace {
         side_blas = nullptr;
         return "cublasCreate";
       }
-      if (cublasSetStream(side_blas, side_stream) != CUBLAS_STATUS_SUCCESS) return "cublasSetStream";
+      if (cublasSetStream(side_blas, side_stream) != CUBLAS_STATUS_SUCCESS) {
+        cublasDestroy(side_blas);  // (never left on the default stream)
+        side_blas = nullptr;
+        return "cublasSetStream";
+      }
     }
     if (!side_solver) {
       if (cusolverDnCreate(&side_solver) != CUSOLVER_STATUS_SUCCESS) {
         side_solver = nullptr;
         return "cusolverDnCreate";
       }
-      if (cusolverDnSetStream(side_solver, side_stream) != CUSOLVER_STATUS_SUCCESS) return "cusolverDnSetStream";
+      if (cusolverDnSetStream(side_solver, side_stream) != CUSOLVER_STATUS_SUCCESS) {
+        cusolverDnDestroy(side_solver);
+        side_solver = nullptr;
+        return "cusolverDnSetStream";
+      }
     }
     if (!side_go && cudaEventCreateWithFlags(&side_go, cudaEventDisableTiming) != cudaSuccess) {
       side_go = nullptr;
@@ -575,8 +586,10 @@ bool blocked_front_rows_kernel() {
 /// The blocked factorisation itself is slower than one DPOTRF: on the H200
 /// lap3d 60³'s root took 6.55 ms of GPU time by blocks of 512 against 4.45
 /// in one call, which the earlier copy about makes up for (root plus
-/// write-back 8.0 against 8.4 ms; bench/README.md, session 35). Both knobs
-/// are decimal integers, read once; others are ignored.
+/// write-back 8.0 against 8.4 ms; bench/README.md, session 35). With the
+/// look-ahead (blocked_front_lookahead) the blocked root took 6.1 ms against
+/// 7.0 without it and 4.2 in one call (one H200 call, sessions 37–38). Both
+/// knobs are decimal integers, read once; others are ignored.
 int blocked_front_columns(int k) {
   static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
@@ -1209,11 +1222,12 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 /// block's own upper triangle, zero, comes along) while the CB update runs
 /// on the worker's stream (so the parent's tasks do not wait for the
 /// copy), then frees the panel once both are done. The executor waits for the copies after the graph
-/// (cuda_wait_front_panel_copies). On a failure before that, the panel is
-/// freed on the worker's stream and nothing is copied. A mapped panel whose
-/// k ≥ 2048 columns would take cuSOLVER's DPOTRF in one call is factorised
-/// by blocks of columns instead (blocked_front_columns), each block's L
-/// sent home as soon as it is final.
+/// (cuda_wait_front_panel_copies). On a failure before the first copy, the
+/// panel is freed on the worker's stream and nothing is copied. A mapped
+/// panel whose k ≥ 2048 columns would take cuSOLVER's DPOTRF in one call is
+/// factorised by blocks of columns instead (blocked_front_columns), each
+/// block's L sent home as soon as it is final; a failure there frees the
+/// panel after the blocks already queued for the copy.
 void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot,
                     double* host_panel) {
   const FrontPlan& P = *G.plan;
@@ -1294,16 +1308,27 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   if (!dpotrf.prepare(ik, L, im, stream, G, t, ctx)) return;
   // A large front with a mapped panel: blocks of nb columns (0: one call).
   const int nb = host_panel && !dpotrf.panel ? blocked_front_columns(ik) : 0;
+  Workspace& w = local_workspace();
+  // The blocked factorisation's look-ahead (below) runs its DPOTRFs with
+  // the side stream's cuSOLVER handle: the workspace is sized with it.
+  const bool lookahead = nb > 0 && blocked_front_lookahead();
+  if (lookahead) {
+    const std::string err = w.reserve_side();
+    if (!err.empty()) {
+      ctx.record_device_error(err + " (look-ahead stream) in " + where(G, t));
+      return;
+    }
+  }
   int lwork = dpotrf.lwork;
   if (nb > 0) {
     int lw = 0;
-    if (!cusolver_ok(cusolverDnDpotrf_bufferSize(dpotrf.h, CUBLAS_FILL_MODE_LOWER, nb, L, im, &lw),
+    if (!cusolver_ok(cusolverDnDpotrf_bufferSize(lookahead ? w.side_solver : dpotrf.h, CUBLAS_FILL_MODE_LOWER, nb, L,
+                                                 im, &lw),
                      "cusolverDnDpotrf_bufferSize", G, t, ctx))
       return;
     lwork = std::max(lwork, lw);
   }
   const bool panel = dpotrf.panel || nb > 0;  // the TRSM of the rows below is done with the factorisation
-  Workspace& w = local_workspace();
   // Deferred mode needs no backup (a failure is reported by a second,
   // synchronous factorisation): room for the workspace and the info flag
   // only, after the queued work of earlier fronts when a buffer is replaced.
@@ -1317,9 +1342,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   if (!h) return;
   const double one = 1.0, minus_one = -1.0;
   // Columns [j0, j1) of L are final: the copy stream takes them home (from
-  // the diagonal down, by blocks of kPanelCopyColumns) once the worker's
-  // stream has reached this point.
-  // `from`: the stream whose work made them final.
+  // the diagonal down, by blocks of kPanelCopyColumns) once the stream
+  // `from`, whose work made them final, has reached this point.
   auto copy_home = [&](idx_t j0, idx_t j1, cudaStream_t from) {
     if (!cuda_ok(w.reserve_copy_stream(), "copy stream", G, t, ctx) ||
         !cuda_ok(cudaEventRecord(w.panel_ready, from), "cudaEventRecord", G, t, ctx) ||
@@ -1357,20 +1381,13 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // PARA 2006). The same operations, except that the next block of
   // columns gets its update from a DSYRK and a DGEMM of its own instead of
   // sharing the trailing update's: equal up to rounding.
-  const bool lookahead = nb > 0 && blocked_front_lookahead();
-  if (lookahead) {
-    const std::string err = w.reserve_side();
-    if (!err.empty()) {
-      ctx.record_device_error(err + " (look-ahead stream) in " + where(G, t));
-      return;
-    }
-  }
   auto column = [&](int j) { return L + static_cast<std::size_t>(j) * static_cast<std::size_t>(m); };
   // DPOTRF and TRSM of the block of columns [j0, j0 + jb) on stream `on`
   // with handles (sh, bh), or both in one launch of gpu_potrf_panel_rows
   // (blocked_front_rows_kernel; its sync words are the worker's, and no
   // other work on them runs meanwhile: the worker's stream waits for the
-  // last block before the task's later steps).
+  // last block before the task's later steps, and after a failed call the
+  // host waits for the side stream).
   auto factor_block = [&](int j0, int jb, cudaStream_t on, cusolverDnHandle_t sh, cublasHandle_t bh) {
     double* Ljj = column(j0) + j0;
     if (jb <= kPanelRowsMaxK && blocked_front_rows_kernel() && gpu_potrf_panel_rows_fits(jb))
@@ -1433,7 +1450,15 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // The fully-summed columns: cuSOLVER's DPOTRF (the TRSM comes below), or
   // gpu_potrf_panel or gpu_potrf_panel_rows (DPOTRF and TRSM together), or
   // the blocked factorisation.
-  auto factor = [&] { return nb > 0 ? factor_blocked() : dpotrf.run(h, im, ik, L, im, w, G, t, ctx); };
+  auto factor = [&] {
+    if (nb == 0) return dpotrf.run(h, im, ik, L, im, w, G, t, ctx);
+    if (factor_blocked()) return true;
+    // A call failed with blocks possibly still queued on the side stream,
+    // which nothing downstream waits for: let them finish before the panel
+    // is freed (PanelMemory) or the next task reuses the workspace.
+    if (lookahead) (void)cudaStreamSynchronize(w.side_stream);
+    return false;
+  };
   if (slot) {
     const idx_t nbuf = t.acc_end - t.acc_begin - (host_panel ? 1 : 0);
     const double* values = extra_of<double>(buffers, nbuf, 0);
