@@ -14,7 +14,10 @@
 #   tests     tests.txt: test_cuda_blas, test_cuda_front, test_cuda_factorize,
 #             test_gpu_assembly_index,
 #             test_cuda_fused, test_fused_subtree_index, test_cuda_ldlt
-#             (STARFRONT_REQUIRE_GPU=1)
+#             (STARFRONT_REQUIRE_GPU=1), then test_cuda_front three times
+#             with the blocked front factorisation forced (blocks of 16
+#             from k = 40: look-ahead with the panel kernel, with
+#             cuSOLVER's DPOTRF, no look-ahead)
 #   vtests    vtests.txt (also after tests): the suites VTEST_BINS
 #             (default test_cuda_fused) with each
 #             environment setting of TEST_VARIANTS (e.g.
@@ -179,6 +182,18 @@ if has tests; then
     gpu_tests -e 'refactorisations: GPU free' test_cuda_blas test_cuda_front test_cuda_factorize test_cuda_fused \
       test_fused_subtree_index test_cuda_ldlt \
       test_gpu_assembly_index
+    # The blocked front factorisation forced onto the tests' fronts (whose
+    # k stays below its default 2048; cuSOLVER's DPOTRF so that the panel
+    # kernels do not take the whole front): with the look-ahead and narrow
+    # blocks by the panel kernel, by cuSOLVER's DPOTRF, and without the
+    # look-ahead.
+    for v in STARFRONT_GPU_FRONT_BLOCK_ROWS=1 STARFRONT_GPU_FRONT_BLOCK_ROWS=0 \
+      STARFRONT_GPU_FRONT_LOOKAHEAD=0,STARFRONT_GPU_FRONT_BLOCK_ROWS=0; do
+      echo "### test_cuda_front, blocked: STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_BLOCK=16 STARFRONT_GPU_FRONT_BLOCK_MIN_K=40 ${v//,/ }"
+      # shellcheck disable=SC2046
+      env STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_BLOCK=16 STARFRONT_GPU_FRONT_BLOCK_MIN_K=40 $(tr , ' ' <<<"$v") \
+        bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_front"
+    done
   } 2>&1 | tee "$out/tests.txt"
 fi
 if has tests || has vtests; then
