@@ -8,10 +8,13 @@
 // in seconds, rates in TFLOP/s from starfront's exact flop count (CHOLMOD's
 // convention: Σ c_j² over the columns of L); ratios are baseline / starfront
 // GPU (> 1: the GPU run is faster). CHOLMOD is timed once after a warm-up
-// (it is the slowest); skipped baselines read 0.
+// (it is the slowest) for each OpenBLAS thread count of --cholmod-threads
+// (a comma-separated list, default "1,N": more threads are not always
+// faster for it, and issue 5 compares with its best count), and its best
+// time is reported with that count; skipped baselines read 0.
 // Usage: gpu_bench [--repeat K] [--ncpu N] [--sched S] [--tile-size B]
 //                  [--tile-threshold T] [--tiles-on-gpu-only] [--no-cpu] [--no-cusolversp]
-//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T] [--gpu-graph]
+//                  [--no-cholmod] [--ncuda G] [--cholmod-threads T[,T...]] [--gpu-graph]
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
 //                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
 //                  [--fused] [--values-buffer] INPUT...
@@ -64,8 +67,8 @@
 //   small-front and large-front launches from CUDA events), StarPU tasks and
 //   kernel launches per factorisation, the median solve time (CPU, one
 //   right-hand side, no refinement), the backward error after at most 2
-//   refinement steps; against CHOLMOD on the CPU cores (the better of 1 and
-//   N OpenBLAS threads) and cusolverSp csrchol's factor phase (both median
+//   refinement steps; against CHOLMOD on the CPU cores (the best of the
+//   --cholmod-threads counts, default 1 and N) and cusolverSp csrchol's factor phase (both median
 //   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
 //   then where refactorize()'s time goes (medians of FactorStats::phases).
 //   --values-buffer (with --fused): before each refactorisation the values
@@ -247,6 +250,7 @@ struct Input {
   double flops = 0;
   double t_gpu = 0, t_cpu = 0, t_cholmod = 0, t_dense = 0, t_sp = 0;
   double berr_gpu = 0, berr_cpu = 0, berr_cholmod = 0;
+  int cholmod_threads = 0;  ///< the OpenBLAS thread count of t_cholmod (the best one)
   long long gpu_tasks = 0;
   GraphStats graph;                            ///< the analysed graph's tasks per kind
   std::array<long long, kTaskKinds> on_gpu{};  ///< per factorisation, tasks of each kind run by CUDA workers
@@ -322,7 +326,7 @@ long long gpu_tile_tasks() {
 
 /// The --fused mode (file header). Returns the exit status.
 int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool sp, bool cholmod,
-               const AnalysisOptions& ao, bool values_buffer) {
+               const std::vector<int>& cholmod_threads, const AnalysisOptions& ao, bool values_buffer) {
   struct Row {
     std::string name;
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
@@ -458,7 +462,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                  r.name.c_str(), r.t_fact, r.t_kernel, r.tasks, static_cast<long long>(chains.small),
                  static_cast<long long>(chains.large), static_cast<long long>(chains.whole));
     if (cholmod) {
-      for (int th : {1, ncpu}) {
+      for (int th : cholmod_threads) {
         const CholmodRun c = run_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), th);
         if (r.t_chol == 0 || c.seconds < r.t_chol) r.t_chol = c.seconds, r.chol_threads = th, r.berr_chol = c.berr;
       }
@@ -511,7 +515,7 @@ int main(int argc, char** argv) {
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
   FactorOptions fo;  // --watchdog
-  int cholmod_threads = 0;  // 0: ncpu
+  std::vector<int> cholmod_threads;  // empty: {1, ncpu}
   std::string sched = "auto";  // RuntimeOptions::sched (auto: prio with one GPU, dmda with several)
   GraphOptions go;
   std::vector<std::string> names;
@@ -519,7 +523,20 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) cholmod_threads = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) {
+      cholmod_threads.clear();
+      for (const char* p = argv[++a]; *p;) {
+        char* end = nullptr;
+        const long t = std::strtol(p, &end, 10);
+        if (end == p || t < 1 || t > 4096 || (*end && *end != ',')) {
+          std::fprintf(stderr, "gpu_bench: --cholmod-threads wants thread counts 1..4096 separated by commas, got '%s'\n",
+                       argv[a]);
+          return 2;
+        }
+        cholmod_threads.push_back(static_cast<int>(t));
+        p = *end ? end + 1 : end;
+      }
+    }
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
     else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) tile_size = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
@@ -541,6 +558,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--watchdog") && a + 1 < argc) fo.watchdog_seconds = std::atof(argv[++a]);
     else names.push_back(argv[a]);
   }
+  if (cholmod_threads.empty()) {
+    cholmod_threads = {1};
+    if (ncpu > 1) cholmod_threads.push_back(ncpu);
+  }
   if (ncuda < 1 || ncpu < ncuda + 1) {
     std::fprintf(stderr, "gpu_bench: need --ncuda >= 1 and --ncpu >= ncuda + 1 (one core drives each GPU)\n");
     return 2;
@@ -549,7 +570,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: --values-buffer needs --fused\n");
     return 2;
   }
-  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, ao, values_buffer);
+  if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, cholmod_threads, ao, values_buffer);
   std::vector<Input> inputs(names.size());
   GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured
   cpu_go.workers = ncpu;
@@ -627,33 +648,38 @@ int main(int argc, char** argv) {
     }
   }
   for (Input& in : inputs) {
-    if (cholmod) {  // one timed run after the warm-up (CHOLMOD is the slowest here)
-      const CholmodRun c =
-          run_cholmod(in.A, &in.solver->symbolic().perm, 1, cholmod_threads > 0 ? cholmod_threads : ncpu);
-      in.t_cholmod = c.seconds;
-      in.berr_cholmod = c.berr;
+    if (cholmod) {  // one timed run after the warm-up (CHOLMOD is the slowest here), per thread count
+      for (int th : cholmod_threads) {
+        const CholmodRun c = run_cholmod(in.A, &in.solver->symbolic().perm, 1, th);
+        std::fprintf(stderr, "gpu_bench: %s: CHOLMOD with %d OpenBLAS thread(s): %.4f s\n", in.name.c_str(), th,
+                     c.seconds);
+        if (in.cholmod_threads == 0 || c.seconds < in.t_cholmod)
+          in.t_cholmod = c.seconds, in.berr_cholmod = c.berr, in.cholmod_threads = th;
+      }
     }
     in.t_dense = dense_potrf_seconds(static_cast<int>(in.max_front), repeat);
     if (sp) in.t_sp = cusolversp_seconds(in.A, in.solver->symbolic().perm, repeat);
     std::fprintf(stderr, "gpu_bench: %s baselines done\n", in.name.c_str());
   }
   auto tf = [](double flops, double s) { return s > 0 ? flops / s * 1e-12 : 0.0; };
+  std::string thread_list;
+  for (int th : cholmod_threads) thread_list += (thread_list.empty() ? "" : ",") + std::to_string(th);
   const char* pin = std::getenv("STARFRONT_PIN_FACTOR");
-  std::printf("\ngpu_bench: starfront GPU: %d GPU(s), %d CUDA worker(s) (streams) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: %d OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
+  std::printf("\ngpu_bench: starfront GPU: %d GPU(s), %d CUDA worker(s) (streams) + %d CPU workers (%s%s%s%s); CPU: %d CPU workers (lws, default graph); CHOLMOD: the best of %s OpenBLAS threads; %s graph, tiles %lld above %lld; median of %d after a warm-up\n\n",
               ncuda, cuda_workers, ncpu - ncuda, sched.c_str(),
               cuda_only || !scheduler_uses_models(sched) ? ", tiles on the GPU only" : "",
               fronts_only ? ", subtrees and fronts on the GPU only" : "",
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
-              cholmod_threads > 0 ? cholmod_threads : ncpu, gpu_graph ? "GPU" : "default",
+              thread_list.c_str(), gpu_graph ? "GPU" : "default",
               static_cast<long long>(go.tile_size), static_cast<long long>(go.tile_threshold), repeat);
-  std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
+  std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s (threads) | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Input& in : inputs) {
     const double mf = static_cast<double>(in.max_front);
-    std::printf("| %s | %lld | %.3g | %lld | %.4f | %.2f | %lld | %.4f | %.2f | %.2f | %.4f | %.2f | %.5f | %.2f | %.4f | %.2f | %.1e | %.1e | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld | %.4f | %.2f | %lld | %.4f | %.2f | %.2f | %.4f (%d) | %.2f | %.5f | %.2f | %.4f | %.2f | %.1e | %.1e | %.1e |\n",
                 in.name.c_str(), static_cast<long long>(in.A.n), in.flops, static_cast<long long>(in.max_front),
                 in.t_gpu, tf(in.flops, in.t_gpu), in.gpu_tasks, in.t_cpu, tf(in.flops, in.t_cpu),
-                in.t_cpu / in.t_gpu, in.t_cholmod, in.t_cholmod / in.t_gpu, in.t_dense,
+                in.t_cpu / in.t_gpu, in.t_cholmod, in.cholmod_threads, in.t_cholmod / in.t_gpu, in.t_dense,
                 tf(mf * mf * mf / 3.0, in.t_dense), in.t_sp, in.t_sp / in.t_gpu, in.berr_gpu, in.berr_cpu,
                 in.berr_cholmod);
   }

@@ -566,8 +566,9 @@ bool blocked_front_lookahead() {
 /// at most kPanelRowsMaxK columns with gpu_potrf_panel_rows: its DPOTRF and
 /// the TRSM of all its rows below in one launch, instead of cuSOLVER's
 /// DPOTRF and gpu_trsm_right_lower_trans (a dozen launches or more). Only
-/// blocks that narrow take it (STARFRONT_GPU_FRONT_BLOCK ≤ 256, or the last
-/// block of a front), and only where the device gives the kernel its shared
+/// blocks that narrow take it (STARFRONT_GPU_FRONT_BLOCK ≤ 256, the last
+/// block of a front, or the medium fronts' blocks of
+/// STARFRONT_GPU_FRONT_MID_BLOCK: blocked_front_columns), and only where the device gives the kernel its shared
 /// memory (gpu_potrf_panel_rows_fits). STARFRONT_GPU_FRONT_BLOCK_ROWS=0
 /// turns it off (measurement knob), read once.
 bool blocked_front_rows_kernel() {
@@ -576,10 +577,12 @@ bool blocked_front_rows_kernel() {
 }
 
 /// Width of the column blocks of a blocked front factorisation
-/// (front_cholesky), or 0 for none: only for a mapped panel (its L copied
-/// home by the task) whose k fully-summed columns, at least
-/// STARFRONT_GPU_FRONT_BLOCK_MIN_K (default 2048), would go to cuSOLVER's
-/// DPOTRF in one call. Blocks of STARFRONT_GPU_FRONT_BLOCK columns (default
+/// (front_cholesky), or 0 for none. front_cholesky asks only for a mapped
+/// panel (its L copied home by the task) whose k fully-summed columns would
+/// go to cuSOLVER's DPOTRF in one call (gpu_front_potrf: k > 256 by default,
+/// any k under STARFRONT_GPU_POTRF=cusolver). Large fronts, k at least
+/// STARFRONT_GPU_FRONT_BLOCK_MIN_K (default 2048), take blocks of
+/// STARFRONT_GPU_FRONT_BLOCK columns (default
 /// 512; 0 turns the blocking off). Why: the copy of L home then overlaps
 /// the factorisation of the blocks after it instead of following the whole
 /// DPOTRF (lap3d 60³'s 5361-column root: 115 MB, after the last task).
@@ -588,12 +591,30 @@ bool blocked_front_rows_kernel() {
 /// in one call, which the earlier copy about makes up for (root plus
 /// write-back 8.0 against 8.4 ms; bench/README.md, session 35). With the
 /// look-ahead (blocked_front_lookahead) the blocked root took 6.1 ms against
-/// 7.0 without it and 4.2 in one call (one H200 call, sessions 37–38). Both
-/// knobs are decimal integers, read once; others are ignored.
+/// 7.0 without it and 4.2 in one call (one H200 call, sessions 37–38).
+/// Medium fronts (measurement knob, off by default): with
+/// STARFRONT_GPU_FRONT_MID_BLOCK = B (at most kPanelRowsMaxK; default 0,
+/// none), such a front with STARFRONT_GPU_FRONT_MID_MIN_K (default 257)
+/// ≤ k < the large fronts' limit and k > B takes blocks of B columns, but
+/// only where gpu_potrf_panel_rows takes the blocks
+/// (blocked_front_rows_kernel and gpu_potrf_panel_rows_fits): each block is
+/// factorised with the TRSM of all its rows below in one launch, instead of
+/// one cuSOLVER DPOTRF and one gpu_trsm_right_lower_trans for the whole
+/// front. Measured on the H200 (lap3d 60³, bench/README.md, session 39):
+/// with B = 256 the fronts with k = 256–1023 took 5.5 and 10.1 ms of GPU
+/// time a factorisation (one stream, serialised) against 6.7 and 11.4, but
+/// the factorisation with four streams was no faster (0.0408–0.0417 s
+/// against 0.0393–0.0414 in four rounds; lap3d 100³ 0.345–0.351 against
+/// 0.337–0.342). All four knobs are decimal integers, read once; others
+/// are ignored.
 int blocked_front_columns(int k) {
   static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
-  return nb > 0 && k >= min_k && k > nb ? nb : 0;
+  static const int mid_nb = env_int("STARFRONT_GPU_FRONT_MID_BLOCK", 0, kPanelRowsMaxK, 0);
+  static const int mid_min_k = env_int("STARFRONT_GPU_FRONT_MID_MIN_K", 1, 1 << 30, 257);
+  if (k >= min_k) return nb > 0 && k > nb ? nb : 0;
+  if (mid_nb == 0 || k < mid_min_k || k <= mid_nb) return 0;
+  return blocked_front_rows_kernel() && gpu_potrf_panel_rows_fits(mid_nb) ? mid_nb : 0;
 }
 
 /// The calling worker's workspace. One per StarPU worker (i.e. per CUDA
@@ -1224,8 +1245,10 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 /// copy), then frees the panel once both are done. The executor waits for the copies after the graph
 /// (cuda_wait_front_panel_copies). On a failure before the first copy, the
 /// panel is freed on the worker's stream and nothing is copied. A mapped
-/// panel whose k ≥ 2048 columns would take cuSOLVER's DPOTRF in one call is
-/// factorised by blocks of columns instead (blocked_front_columns), each
+/// panel whose k columns would take cuSOLVER's DPOTRF in one call
+/// (gpu_front_potrf) may be factorised by blocks of columns instead
+/// (blocked_front_columns: by default blocks of 512 from k = 2048, medium
+/// fronts whole), each
 /// block's L sent home as soon as it is final; a failure there frees the
 /// panel after the blocks already queued for the copy.
 void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot,

@@ -135,6 +135,17 @@ TEST(Cli, ErrorsAreReportedWithKindAndExitCode) {
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_FALSE(r.err.empty()) << bad;
   }
+  // `plan --workers` targets a worker count, maybe another machine's: more
+  // than this one's cores is a plan, 0 or beyond kMaxPlanWorkers a usage
+  // error that names --workers.
+  r = run("plan --workers 64 --gpu-graph");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("64 workers targeted"), std::string::npos) << r.out;
+  for (const char* bad : {"--workers 0", "--workers -3", "--workers 1000000"}) {
+    r = run(std::string("plan ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--workers"), std::string::npos) << bad << ": " << r.err;
+  }
   EXPECT_EQ(run("generate laplace3d 0").exit_code, 2);
   EXPECT_EQ(run("generate laplace2d 3 --stencil 27").exit_code, 2);
 

@@ -17,7 +17,8 @@
 #             (STARFRONT_REQUIRE_GPU=1), then test_cuda_front three times
 #             with the blocked front factorisation forced (blocks of 16
 #             from k = 40: look-ahead with the panel kernel, with
-#             cuSOLVER's DPOTRF, no look-ahead)
+#             cuSOLVER's DPOTRF, no look-ahead), and once with the medium
+#             fronts' blocks forced (blocks of 16 from k = 40)
 #   vtests    vtests.txt (also after tests): the suites VTEST_BINS
 #             (default test_cuda_fused) with each
 #             environment setting of TEST_VARIANTS (e.g.
@@ -70,7 +71,8 @@
 #   lap       lap.md: gpu_bench --gpu-graph (1 GPU + CPU workers) on
 #             LAP_MATRICES (default lap3d:60), the new binary and each
 #             AB_VARIANTS setting (gpu_bench options that only --fused
-#             knows are ignored there), ROUNDS alternating rounds; LAP_ARGS:
+#             knows are ignored there), ROUNDS alternating rounds (every
+#             other one in reverse order); LAP_ARGS:
 #             gpu_bench options for every run (e.g. "--watchdog 30");
 #             LAP_TIMEOUT: seconds a run may take (default 120)
 #   laplog    laplog-vI.csv: the task log (STARFRONT_TASK_LOG, with
@@ -126,11 +128,23 @@
 #             compute-sanitizer racecheck, synccheck and memcheck of the
 #             rows kernel's tests (GpuPotrfPanelRows*, the 40,000-row
 #             shapes left out, and GpuPotrfPanelFailure*)
+#   profile   profile.txt: the GPU Cholesky front tasks' step profile
+#             (STARFRONT_GPU_FRONT_PROFILE=1: per bin of k, GPU ms of assembly,
+#             DPOTRF, TRSM, SYRK and the host's queueing, summed over the
+#             process) of gpu_bench --gpu-graph --no-cpu on LAP_MATRICES
+#             (default lap3d:60) with one stream (STARPU_NWORKER_PER_CUDA=1;
+#             the profile serialises it anyway), --repeat R for each R in
+#             PROFILE_REPEATS (default "2 12": the difference of the two is
+#             10 warm factorisations), as built and with each
+#             PROFILE_VARIANTS setting (items as in AB_VARIANTS); LAP_TIMEOUT
+#             seconds at most a run (default 120)
 #   issue5    issue5.md: issue 5's table, gpu_bench --repeat 3 --ncpu NCPU
 #             --gpu-graph --no-cpu on ISSUE5_MATRICES (default lap3d:60
-#             lap3d:60:27): starfront on the GPU against CHOLMOD (NCPU
-#             threads, starfront's permutation), cusolverSp csrchol and
-#             dense DPOTRF at the largest front's order
+#             lap3d:60:27): starfront on the GPU against CHOLMOD (its best
+#             of the OpenBLAS thread counts CHOLMOD_THREADS, default
+#             1,4,16; starfront's permutation), cusolverSp csrchol and
+#             dense DPOTRF at the largest front's order (ISSUE5_TIMEOUT
+#             seconds at most, default 560)
 set -uo pipefail
 # shellcheck source=tools/device/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
@@ -194,6 +208,11 @@ if has tests; then
       env STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_BLOCK=16 STARFRONT_GPU_FRONT_BLOCK_MIN_K=40 $(tr , ' ' <<<"$v") \
         bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_front"
     done
+    # The medium fronts' blocks (blocked_front_columns below the large
+    # fronts' limit; a measurement knob, off by default) forced the same way.
+    echo "### test_cuda_front, medium blocks: STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_MID_BLOCK=16 STARFRONT_GPU_FRONT_MID_MIN_K=40"
+    env STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_MID_BLOCK=16 STARFRONT_GPU_FRONT_MID_MIN_K=40 \
+      bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_front"
   } 2>&1 | tee "$out/tests.txt"
 fi
 if has tests || has vtests; then
@@ -394,7 +413,16 @@ if has lap; then
   # setting, ROUNDS alternating rounds.
   {
     for round in $(seq 1 "${ROUNDS:-3}"); do
-      for v in new ${AB_VARIANTS:-}; do
+      # Every other round runs the settings in reverse order (ABBA), so
+      # that a drift of the machine within a round (the first process of a
+      # round was the slowest in session 39's first call) favours none
+      # over an even number of rounds.
+      # shellcheck disable=SC2206
+      order=(new ${AB_VARIANTS:-})
+      if (( round % 2 == 0 )); then
+        for ((i = ${#order[@]} - 1, j = 0; i > j; i--, j++)); do t=${order[i]}; order[i]=${order[j]}; order[j]=$t; done
+      fi
+      for v in "${order[@]}"; do
         split_variant "$v"
         echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${LAP_ARGS:-} ${x[*]} ${LAP_MATRICES:-lap3d:60}"
         # shellcheck disable=SC2046,SC2086
@@ -504,9 +532,25 @@ if has panel; then
     fi
   } 2>&1 | tee "$out/panel.md"
 fi
+if has profile; then
+  i=0
+  for v in "" ${PROFILE_VARIANTS:-}; do
+    split_variant "$v"
+    for r in ${PROFILE_REPEATS:-2 12}; do
+      echo "### profile v$i ${v:-as built}, --repeat $r: STARPU_NWORKER_PER_CUDA=1 STARFRONT_GPU_FRONT_PROFILE=1 gpu_bench --repeat $r --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${x[*]} ${LAP_MATRICES:-lap3d:60}"
+      # shellcheck disable=SC2046,SC2086
+      env $(tr , ' ' <<<"$e") STARPU_NWORKER_PER_CUDA=1 STARFRONT_GPU_FRONT_PROFILE=1 timeout "${LAP_TIMEOUT:-120}" \
+        "$b/bin/gpu_bench" --repeat "$r" --ncpu "${NCPU:-16}" --no-cpu --no-cholmod --no-cusolversp --gpu-graph "${x[@]}" \
+        ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -Ei '^\| |rror|fail|GPU [0-9.]+ s|profile'
+      echo "exit ${PIPESTATUS[0]}"
+    done
+    i=$((i + 1))
+  done 2>&1 | tee "$out/profile.txt"
+fi
 if has issue5; then
   # shellcheck disable=SC2086
-  timeout 480 "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --gpu-graph --no-cpu ${ISSUE5_MATRICES:-lap3d:60 lap3d:60:27} 2>&1 |
+  timeout "${ISSUE5_TIMEOUT:-560}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --gpu-graph --no-cpu \
+    --cholmod-threads "${CHOLMOD_THREADS:-1,4,16}" ${ISSUE5_MATRICES:-lap3d:60 lap3d:60:27} 2>&1 |
     grep -v perf_model_add_dir | tee "$out/issue5.md"
 fi
 if has bench; then

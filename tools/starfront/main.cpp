@@ -138,7 +138,9 @@ int main(int argc, char** argv) {
   plan->add_option("--ordering", pa.ordering, "fill-reducing ordering (as for solve)")
       ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
       ->capture_default_str();
-  plan->add_option("--workers", pa.ncpu, "workers the subtree partition targets (-1: cores)")
+  plan->add_option("--workers", pa.ncpu,
+                   "workers the subtree partition targets (-1: this machine's cores; more than it has "
+                   "plans for another machine)")
       ->capture_default_str();
   plan->add_option("--dot", dot_out, "write the graph as Graphviz DOT to this file");
   plan->add_option("--json", json_out, "write the graph as JSON to this file");
@@ -209,7 +211,7 @@ int main(int argc, char** argv) {
   if (*plan) {
     if (pa.gpu_graph && !plan->count("--tile-size")) pa.tile_size = starfront::kGpuTileSize;
     if (pa.gpu_graph && !plan->count("--tile-threshold")) pa.tile_threshold = starfront::kGpuTileThreshold;
-    if (std::string why = starfront::tools::check_solve_args(pa); !why.empty())
+    if (std::string why = starfront::tools::check_plan_args(pa); !why.empty())
       return usage_error("plan: " + why);
     return starfront::tools::run_plan(pa, dot_out, json_out, check_slots);
   }

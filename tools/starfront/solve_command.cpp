@@ -492,6 +492,14 @@ GraphOptions graph_options(const SolveArgs& a, int workers) {
   return g;
 }
 
+std::string check_plan_args(const SolveArgs& a) {
+  if (a.ncpu == 0 || a.ncpu < -1) return "--workers must be >= 1, or -1 for this machine's cores";
+  if (a.ncpu > kMaxPlanWorkers) return "--workers must be at most " + std::to_string(kMaxPlanWorkers);
+  SolveArgs rest = a;
+  rest.ncpu = -1;  // checked above; the other values as for solve
+  return check_solve_args(rest);
+}
+
 std::string check_solve_args(const SolveArgs& a) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   if (a.ncpu == 0 || a.ncpu < -1) return "--ncpu must be >= 1, or -1 for all cores";

@@ -76,6 +76,15 @@ AnalysisOptions analysis_options(const std::string& ordering);
 /// Returns an empty string when they are valid, else what is wrong.
 std::string check_solve_args(const SolveArgs& args);
 
+/// The same checks for `plan`, whose --workers (args.ncpu) is the worker
+/// count the plan targets, not threads started here: it may exceed this
+/// machine's cores (a plan for another machine), up to kMaxPlanWorkers.
+/// Messages name --workers.
+std::string check_plan_args(const SolveArgs& args);
+
+/// Largest --workers of `plan`.
+constexpr int kMaxPlanWorkers = 1 << 16;
+
 /// Runs the command; returns the process exit status (0 ok, 1 failure).
 int run_solve(const SolveArgs& args);
 
