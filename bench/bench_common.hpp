@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cholmod.h>
+#include <cstdio>
 
 #include <algorithm>
 #include <chrono>
@@ -86,6 +87,24 @@ inline CholmodRun run_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm
   cholmod_finish(&c);
   openblas_set_num_threads(1);
   return r;
+}
+
+/// run_cholmod at each OpenBLAS thread count of `threads`: the fastest run,
+/// with its count in `best_threads` (0 when `threads` is empty). With a
+/// `label`, each count's time goes to stderr as "LABEL: CHOLMOD with T
+/// OpenBLAS thread(s): S s". More threads are not always faster for CHOLMOD
+/// (on the H200 machine 16 threads were 10x slower than 8: bench/README.md,
+/// session 39), and issue 5 compares with its best count.
+inline CholmodRun best_cholmod(const CscMatrix& A, const std::vector<idx_t>* perm, int repeat,
+                               const std::vector<int>& threads, int& best_threads, const char* label = nullptr) {
+  CholmodRun best;
+  best_threads = 0;
+  for (int th : threads) {
+    const CholmodRun c = run_cholmod(A, perm, repeat, th);
+    if (label) std::fprintf(stderr, "%s: CHOLMOD with %d OpenBLAS thread(s): %.4f s\n", label, th, c.seconds);
+    if (best_threads == 0 || c.seconds < best.seconds) best = c, best_threads = th;
+  }
+  return best;
 }
 
 }  // namespace starfront::bench

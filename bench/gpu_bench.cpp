@@ -462,10 +462,10 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                  r.name.c_str(), r.t_fact, r.t_kernel, r.tasks, static_cast<long long>(chains.small),
                  static_cast<long long>(chains.large), static_cast<long long>(chains.whole));
     if (cholmod) {
-      for (int th : cholmod_threads) {
-        const CholmodRun c = run_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), th);
-        if (r.t_chol == 0 || c.seconds < r.t_chol) r.t_chol = c.seconds, r.chol_threads = th, r.berr_chol = c.berr;
-      }
+      const CholmodRun c =
+          best_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), cholmod_threads, r.chol_threads);
+      r.t_chol = c.seconds;
+      r.berr_chol = c.berr;
     }
     if (sp) r.t_sp = cusolversp_seconds(A, solver.symbolic().perm, std::min(repeat, 10));
     rows.push_back(r);
@@ -649,13 +649,11 @@ int main(int argc, char** argv) {
   }
   for (Input& in : inputs) {
     if (cholmod) {  // one timed run after the warm-up (CHOLMOD is the slowest here), per thread count
-      for (int th : cholmod_threads) {
-        const CholmodRun c = run_cholmod(in.A, &in.solver->symbolic().perm, 1, th);
-        std::fprintf(stderr, "gpu_bench: %s: CHOLMOD with %d OpenBLAS thread(s): %.4f s\n", in.name.c_str(), th,
-                     c.seconds);
-        if (in.cholmod_threads == 0 || c.seconds < in.t_cholmod)
-          in.t_cholmod = c.seconds, in.berr_cholmod = c.berr, in.cholmod_threads = th;
-      }
+      const std::string label = "gpu_bench: " + in.name;
+      const CholmodRun c =
+          best_cholmod(in.A, &in.solver->symbolic().perm, 1, cholmod_threads, in.cholmod_threads, label.c_str());
+      in.t_cholmod = c.seconds;
+      in.berr_cholmod = c.berr;
     }
     in.t_dense = dense_potrf_seconds(static_cast<int>(in.max_front), repeat);
     if (sp) in.t_sp = cusolversp_seconds(in.A, in.solver->symbolic().perm, repeat);
