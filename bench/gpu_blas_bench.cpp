@@ -206,8 +206,8 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
       return true;
     }, restore) / kPanelBatch;
     const double diff = rel_diff(dA[0].get(), ref);
-    // The one-launch kernel (k ≤ kPanelRowsMaxK), each copy with its own
-    // sync words as each CUDA worker has.
+    // The one-launch kernel (k ≤ kPanelRowsMaxK), with one set of sync
+    // words as each CUDA worker has (the calls are queued on one stream).
     double tr = -1.0, diff_r = 0.0;
     if (k <= kPanelRowsMaxK) {
       int* sync = nullptr;
@@ -220,6 +220,7 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
           if (!ok(gpu_potrf_panel_rows(stream, m, k, x.d, m, info, sync), "gpu_potrf_panel_rows")) return false;
         return true;
       }, restore) / kPanelBatch;
+      if (tr < 0) status = 1;
       diff_r = rel_diff(dA[0].get(), ref);
       cudaFree(sync);
     }
@@ -284,7 +285,8 @@ int panel_trace_report(const std::vector<std::pair<int, int>>& shapes) {
     }
     std::printf("\n### gpu_potrf_panel_rows %dx%d: %d tiles, %d blocks of columns, kernel span %.1f us "
                 "(first tile's start to last tile's end)\n\n"
-                "| tile | SM | start us | end us | cycles/us | step: wait, stage, update, factor, write (cycles) |\n"
+                "| tile | SM | start us | end us | cycles/us | step: wait for rows, stage + update, wait for diagonal + "
+                "stage, factor or solve, write (cycles) |\n"
                 "|---|---|---|---|---|---|\n",
                 m, k, tiles, nblk, 1e-3 * static_cast<double>(t1 - t0));
     for (int t = 0; t < tiles; ++t) {

@@ -234,47 +234,125 @@ __device__ __forceinline__ void update_block(double* __restrict__ own, const dou
   for (int q = 0; q < 4; ++q) own[(col + c0 + q) * TR + lane] = acc[q];
 }
 
+/// The diagonal block's factorisation in potrf_rows_kernel: one warp, the
+/// 32×32 block's row `lane` in a[] (a(lane, c) = a[c]), right-looking by
+/// columns, l(c, c) = d·r and l(i, c) = a(i, c)·r with d the pivot and
+/// r = rsqrt_fast(d). Column c's entries reach the other lanes for the
+/// rank-1 update through shared memory (`col`, 2 × 32 doubles: two
+/// buffers, so that a lane still reading column c never sees c + 2), read
+/// back as broadcasts of two entries at a time; lane c + 1 computes its
+/// next pivot a(c + 1, c + 1) − l(c + 1, c)² from its own entries first and
+/// shuffles it before the rest of the update. Entries above the diagonal
+/// (lane < c) are garbage on return and never feed those below. Returns the
+/// first column c < w whose pivot is not > 0 (NaN included), 1-based, or 0.
+/// Measured on the H200 (bench/README.md, session 40): 8,000–8,300 cycles
+/// a block, against 11,000–14,000 for one shuffle per entry and 8,400–8,600
+/// with the next pivot shuffled after the update; taking the next pivot's
+/// reciprocal square root before the update too was slower (8,700).
+__device__ __forceinline__ int factor_diag_block(double (&a)[kRowsTile], int lane, int w, double* col) {
+  constexpr int TR = kRowsTile;
+  unsigned notpos = 0;  // bit c: pivot c not > 0
+  double d = __shfl_sync(0xffffffffu, a[0], 0);
+#pragma unroll
+  for (int c = 0; c < TR; ++c) {
+    notpos |= d > 0.0 ? 0u : 1u << c;
+    const double r = rsqrt_fast(d);
+    a[c] *= r;  // lane c: d·r, since d is its own a[c]
+    const double lc = a[c];
+    // Lane c + 1's pivot is a(c + 1, c + 1) − l(c + 1, c)², its own entries
+    // (the update below computes the same on that lane).
+    if (c + 1 < TR) d = __shfl_sync(0xffffffffu, fma(-lc, lc, a[c + 1]), c + 1);
+    double* cc = col + (c & 1) * TR;
+    cc[lane] = lc;
+    __syncwarp();
+#pragma unroll
+    for (int l = (c + 1) & ~1; l < TR; l += 2) {
+      const double2 v = *reinterpret_cast<const double2*>(cc + l);
+      if (l > c) a[l] = fma(-lc, v.x, a[l]);
+      a[l + 1] = fma(-lc, v.y, a[l + 1]);
+    }
+  }
+  if (w < TR) notpos &= (1u << w) - 1u;
+  return notpos ? __ffs(static_cast<int>(notpos)) : 0;
+}
+
+/// x := x·T⁻ᵀ for a tile's 32 rows X (column-major, X[c·32 + r], 32
+/// columns) and a 32 × 32 lower triangle T in shared memory (T(c, kk) at
+/// T[kk·32 + c], the reciprocal of T(kk, kk) on the diagonal), by all 256
+/// threads: row r = tid / 8, the thread's columns c = p + 8q (p = tid % 8,
+/// q < 4) in registers. For each kk in turn, every thread of the row scales
+/// its copy of x_kk, the owner's (p = kk % 8) goes to the row's 8 threads by
+/// one shuffle, and each updates its columns c > kk: the column-oriented
+/// forward substitution of solve_row_panel, with a chain of one product,
+/// one shuffle and one FMA a column instead of one warp doing all 528 FMAs.
+__device__ __forceinline__ void solve_rows_spread(double* X, const double* T, int tid) {
+  constexpr int TR = kRowsTile;
+  const int r = tid >> 3, p = tid & 7;
+  double x[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) x[q] = X[(p + 8 * q) * TR + r];
+#pragma unroll
+  for (int kk = 0; kk < TR; ++kk) {
+    const int qk = kk >> 3, pk = kk & 7;
+    const double xk = __shfl_sync(0xffffffffu, x[qk] * T[kk * TR + kk], pk, 8);
+    if (p == pk) x[qk] = xk;
+#pragma unroll
+    for (int q = qk; q < 4; ++q) {
+      const double tc = T[kk * TR + p + 8 * q];
+      if (p + 8 * q > kk) x[q] = fma(-xk, tc, x[q]);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q) X[(p + 8 * q) * TR + r] = x[q];
+}
+
 /// gpu_potrf_panel_rows's kernel: one thread block per tile of 32 rows of
 /// the m×k panel, left-looking by blocks of 32 columns (Golub and Van Loan
 /// §4.2, applied to a tile's rows as in a row-block Cholesky). Tiles are
 /// numbered by arrival (a ticket from sync[0]), so a tile waits only for
 /// tiles that started before it: no deadlock whatever the number of
-/// resident blocks. Tile t holds its rows (all k columns) in shared memory.
-/// At step j (column block j, columns cb = 32j .. cb + w):
-///  - t > j: wait for flag j (tile j has finished its diagonal block), stage
-///    tile j's rows (columns 0 .. cb + w) from global memory (L2, __ldcg);
-///  - X(t) −= L(t, 0:cb)·L(j, 0:cb)ᵀ (the left-looking update; 4 columns a
-///    thread, its warp's 32 rows: update_block); a tile that holds a later
-///    diagonal block t < nblk also updates that block by the columns just
-///    solved, so that its own step is the factorisation alone (the chain of
-///    diagonal blocks carries no update);
-///  - t == j: warp 0 factorises the tile's 32×32 block right-looking, one
-///    row a lane in registers (rows below the diagonal block, when k is not
-///    a multiple of 32, are solved by the same steps), l(c, c) = d·r and
-///    l(i, c) = a(i, c)·r with r = rsqrt_fast(d) as in the other kernels;
-///  - t > j: warp 0 solves the tile's rows against L(j, j) (solve_row_panel,
-///    the reciprocal of the diagonal precomputed);
-///  - the block of columns goes home; tile j then sets *info (tile 0: 0 or
-///    its failing column; later tiles only while *info is 0, which keeps the
-///    first failure, since tile j's step comes after every earlier tile's),
-///    and releases flag j.
+/// resident blocks. Tile t holds its rows in shared memory: all k columns,
+/// or for the tile of diagonal block t the columns up to that block. Flag j
+/// (sync[1 + j]) of the tile of diagonal block j goes to 1 when that tile's
+/// columns 0 .. 32j are final and home, and to 2 when its diagonal block is
+/// factorised and home. At step j (column block j, columns
+/// cb = 32j .. cb + w):
+///  - t > j: wait for flag j ≥ 1, stage tile j's rows (columns 0 .. cb) from
+///    global memory (L2, __ldcg) and take X(t) −= L(t, 0:cb)·L(j, 0:cb)ᵀ
+///    (the left-looking update; 4 columns a thread, its warp's 32 rows:
+///    update_block). This overlaps tile j's factorisation of its diagonal
+///    block: the chain of diagonal blocks carries no update. Then wait for
+///    flag j = 2, stage L(j, j) (with the reciprocals of its diagonal) and
+///    solve the tile's rows against it (solve_rows_spread, all warps); a
+///    tile that holds a later diagonal block t < nblk also updates that
+///    block by the columns just solved, so that its own step is the
+///    factorisation alone; the block of columns goes home;
+///  - t == j: release flag j = 1 (warp 1) while warp 0 factorises the
+///    tile's 32×32 block in registers (factor_diag_block; rows below
+///    the diagonal block, when k is not a multiple of 32, are solved by the
+///    same steps), writes it home from its registers, sets *info (tile 0: 0
+///    or its failing column; later tiles only while *info is 0, which keeps
+///    the first failure, since tile j's step comes after every earlier
+///    tile's) and releases flag j = 2.
 /// A pivot that is not > 0 (NaN included) fails; later columns are garbage
 /// and every flag is still released. The strictly upper triangle of the
 /// diagonal blocks is written as zero.
 /// With `trace` (measurement only): per tile (its ticket), kPanelRowsTraceWords
 /// words: [0] globaltimer at the start, [1] clock64 at the start, [2 + 5j ..
-/// 6 + 5j] clock64 after step j's wait, staging, update, factorisation or
-/// solve, and write-out; [kPanelRowsTraceWords − 3] the SM, [− 2] clock64
-/// and [− 1] globaltimer at the end.
+/// 6 + 5j] clock64 after step j's wait for flag j ≥ 1, the staging and
+/// update, the wait for flag j = 2 and the staging of L(j, j), the
+/// factorisation or solve, and the write-out; [kPanelRowsTraceWords − 3]
+/// the SM, [− 2] clock64 and [− 1] globaltimer at the end.
 __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, double* __restrict__ P, int ldp,
                                                                   int* __restrict__ info, int* __restrict__ sync,
                                                                   long long* __restrict__ trace, unsigned spin_ns) {
   constexpr int TR = kRowsTile;
   extern __shared__ __align__(16) double smem[];  // (double2 loads below)
-  __shared__ int s_tile, s_bad;
+  __shared__ int s_tile;
+  __shared__ __align__(16) double s_col[2 * TR];  // factor_diag_block's column buffers
   const int kp = (k + TR - 1) / TR * TR, nblk = kp / TR;
   double* own = smem;          // own[c·TR + r] = P(row0 + r, c)
-  double* S = smem + kp * TR;  // S[c·TR + i] = P(cb + i, c) of the diagonal tile of the step
+  double* S = smem + kp * TR;  // S[c·TR + i] = L(cb + i, c), c < cb: the diagonal tile's finished columns
   double* T = S + kp * TR;     // T[kk·TR + c] = L(cb + c, cb + kk) below the diagonal, 1 / L(cb + kk, cb + kk) on it
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) s_tile = atomicAdd(sync, 1);
@@ -287,11 +365,20 @@ __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, 
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
     return v;
   };
+  auto wait_flag = [&](int j, int v) {
+    if (tid == 0)
+      while (load_acquire(flag + j) < v)
+        if (spin_ns) __nanosleep(spin_ns);
+  };
   if (tr) {
     tr[0] = now_ns();
     tr[1] = clock64();
   }
-  fill_batched(own, kp * TR, [&](int e) {
+  // A tile of a diagonal block needs the columns up to that block only
+  // (the rest is P11's upper triangle): tile 0 starts its factorisation,
+  // the head of the chain, after loading one block of columns.
+  const int kt = t < nblk ? (t + 1) * TR : kp;
+  fill_batched(own, kt * TR, [&](int e) {
     const int c = e / TR, r = e % TR;
     return r < rows && c < k ? P[row0 + r + static_cast<long long>(c) * ldp] : 0.0;
   });
@@ -299,94 +386,76 @@ __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, 
   const int last = min(t, nblk - 1);
   for (int j = 0; j <= last; ++j) {
     const int cb = j * TR, w = min(TR, k - cb);
-    const bool diag = j == t;
-    const double* src = own;
-    if (!diag) {
-      if (tid == 0)
-        while (load_acquire(flag + j) == 0)
-          if (spin_ns) __nanosleep(spin_ns);
-      if (tr) tr[2 + 5 * j] = clock64();
+    if (j < t) {
+      if (cb > 0) {
+        wait_flag(j, 1);
+        if (tr) tr[2 + 5 * j] = clock64();
+        __syncthreads();
+        fill_batched(S, cb * TR, [&](int e) {
+          const int c = e / TR, i = e % TR;
+          return i < w ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
+        });
+        __syncthreads();
+        update_block(own, S, 0, cb, cb, warp, lane);
+      } else if (tr) {
+        tr[2 + 5 * j] = clock64();
+      }
+      if (tr) tr[3 + 5 * j] = clock64();
+      wait_flag(j, 2);
+      __syncthreads();  // the update done (S free), flag j = 2 seen
+      for (int e = tid; e < TR * TR; e += kRowsThreads) {
+        const int kk = e / TR, c = e % TR;
+        const double v = c >= kk && c < w ? __ldcg(P + cb + c + static_cast<long long>(cb + kk) * ldp) : 0.0;
+        T[e] = c == kk ? (kk < w ? 1.0 / v : 1.0) : v;
+      }
       __syncthreads();
-      fill_batched(S, (cb + TR) * TR, [&](int e) {
-        const int c = e / TR, i = e % TR;
-        return i < w && c < cb + w ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
-      });
+      if (tr) tr[4 + 5 * j] = clock64();
+      solve_rows_spread(own + cb * TR, T, tid);
       __syncthreads();
-      src = S;
-    } else if (tr) {
-      tr[2 + 5 * j] = clock64();
-    }
-    if (tr) tr[3 + 5 * j] = clock64();
-    // The diagonal tile's update was applied step by step (below).
-    if (cb > 0 && !diag) update_block(own, src, 0, cb, cb, warp, lane);
-    __syncthreads();
-    if (tr) tr[4 + 5 * j] = clock64();
-    if (diag) {
+      if (tr) tr[5 + 5 * j] = clock64();
+      // A tile holding a later diagonal block (t < nblk) takes the update of
+      // that block by the columns just solved now: at its own step only the
+      // factorisation remains. (Columns 32t and on are not read by the
+      // write-out below.)
+      if (t < nblk) update_block(own, own, cb, cb + TR, t * TR, warp, lane);
+      for (int e = tid; e < w * TR; e += kRowsThreads) {
+        const int c = e / TR, r = e % TR;
+        if (r < rows) P[row0 + r + static_cast<long long>(cb + c) * ldp] = own[(cb + c) * TR + r];
+      }
+      if (tr) tr[6 + 5 * j] = clock64();
+    } else {
+      // The diagonal step: the previous steps' write-outs and updates of
+      // this block are done by every thread past this barrier.
+      __syncthreads();
+      if (tr) tr[2 + 5 * j] = tr[3 + 5 * j] = tr[4 + 5 * j] = clock64();
+      if (tid == 32 && j > 0) {
+        __threadfence();
+        store_release(flag + j, 1);
+      }
       if (warp == 0) {
         double a[TR];
 #pragma unroll
         for (int c = 0; c < TR; ++c) a[c] = own[(cb + c) * TR + lane];
-        // All 32 columns, with no branch on w: a loop that stopped at w put
-        // a branch between the shuffles of a column, and each waited for the
-        // one before (about 1,000 cycles a column, measured with the trace).
-        // Columns ≥ w are padding (zero: their pivots are not tested and
-        // their garbage never reaches columns < w nor goes home).
-        int bad = 0;
+        // All 32 columns, with no branch on w: columns ≥ w are padding (zero:
+        // their pivots are not tested and their garbage never reaches
+        // columns < w nor goes home).
+        const int bad = factor_diag_block(a, lane, w, s_col);
+        if (lane < rows) {
+          double* dst = P + row0 + lane + static_cast<long long>(cb) * ldp;
 #pragma unroll
-        for (int c = 0; c < TR; ++c) {
-          const double d = __shfl_sync(0xffffffffu, a[c], c);
-          if (c < w && !(d > 0.0) && bad == 0) bad = c + 1;
-          const double r = rsqrt_fast(d);
-          a[c] = lane == c ? d * r : a[c] * r;  // l(lane, c) (lanes above c: not used)
-          const double lc = a[c];
-#pragma unroll
-          for (int l = c + 1; l < TR; ++l) {
-            const double llc = __shfl_sync(0xffffffffu, lc, l);
-            a[l] = lane >= l ? fma(-lc, llc, a[l]) : a[l];
-          }
+          for (int c = 0; c < TR; ++c)
+            if (c < w) dst[static_cast<long long>(c) * ldp] = c > lane ? 0.0 : a[c];
         }
-#pragma unroll
-        for (int c = 0; c < TR; ++c) own[(cb + c) * TR + lane] = a[c];
-        if (lane == 0) s_bad = bad;
+        __syncwarp();
+        if (lane == 0) {
+          if (j == 0) *info = bad;
+          else if (bad) atomicCAS(info, 0, cb + bad);
+          __threadfence();
+          store_release(flag + j, 2);
+        }
       }
-    } else {
-      for (int e = tid; e < TR * TR; e += kRowsThreads) {
-        const int kk = e / TR, c = e % TR;
-        const double v = S[(cb + kk) * TR + c];
-        T[e] = c == kk ? (kk < w ? 1.0 / v : 1.0) : c > kk && c < w ? v : 0.0;
-      }
-      __syncthreads();
-      if (warp == 0) {
-        double x[TR];
-#pragma unroll
-        for (int c = 0; c < TR; ++c) x[c] = own[(cb + c) * TR + lane];
-        solve_row_panel(x, T, TR);
-#pragma unroll
-        for (int c = 0; c < TR; ++c) own[(cb + c) * TR + lane] = x[c];
-      }
+      if (tr) tr[5 + 5 * j] = tr[6 + 5 * j] = clock64();
     }
-    __syncthreads();
-    if (tr) tr[5 + 5 * j] = clock64();
-    // A tile holding a later diagonal block (t < nblk) takes the update of
-    // that block by the columns just solved now, off the chain of diagonal
-    // blocks: at its own step only the factorisation remains. (Columns 32t
-    // and on are not read by the write-out below.)
-    if (!diag && t < nblk) update_block(own, own, cb, cb + TR, t * TR, warp, lane);
-    for (int e = tid; e < w * TR; e += kRowsThreads) {
-      const int c = e / TR, r = e % TR;
-      if (r < rows) P[row0 + r + static_cast<long long>(cb + c) * ldp] = diag && c > r ? 0.0 : own[(cb + c) * TR + r];
-    }
-    if (diag) {
-      __syncthreads();
-      if (tid == 0) {
-        const int bad = s_bad;
-        if (j == 0) *info = bad;
-        else if (bad) atomicCAS(info, 0, cb + bad);
-        __threadfence();
-        store_release(flag + j, 1);
-      }
-    }
-    if (tr) tr[6 + 5 * j] = clock64();
   }
   if (tr) {
     unsigned sm;

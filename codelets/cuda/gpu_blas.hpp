@@ -128,16 +128,22 @@ bool gpu_potrf_panel_rows_fits(int k);
 /// diagonal block factorised by one warp in registers and the others solved
 /// against it as soon as a flag in `sync` says it is done (tiles numbered
 /// by a ticket taken at their start, so a block only waits for blocks that
-/// started before it). For the medium fronts of lap3d (k = 64–255), where
-/// cuSOLVER's DPOTRF and the TRSM cost 115–178 µs a front in many small
-/// launches (bench/README.md, session 33). Measured on the H200
-/// (gpu_blas_bench --panel, session 34): 1.4–2.0× faster than cuSOLVER's
-/// DPOTRF + gpu_trsm_right_lower_trans from 795×50 to 2209×255 (897×100:
-/// 57 against 86 µs; 2209×255: 126 against 197 µs), but slower on a square
-/// 256 × 256 (116 against 97 µs) and than gpu_potrf_panel for k ≤ 13. Its
-/// chain is one 32-column diagonal block after another, ~12,000–14,000
-/// cycles each on one warp. Results differ from cuSOLVER + DTRSM at
-/// rounding level (other summation order; ≤ 2.5e-16 relative there).
+/// started before it). A tile takes the update of block j by the earlier
+/// blocks while block j's diagonal is being factorised (a second value of
+/// the same flag), so the chain from one diagonal block to the next is that
+/// block's factorisation, the solve of the next tile's rows (all warps) and
+/// the update of its diagonal block. For the medium fronts of lap3d (k =
+/// 64–255), where cuSOLVER's DPOTRF and the TRSM cost 115–178 µs a front in
+/// many small launches (bench/README.md, session 33), and the blocks of
+/// medium fronts by blocks (task_kernels_cuda.cpp, blocked_front_columns).
+/// Measured on the H200 (gpu_blas_bench --panel, session 40): 2.0–2.9×
+/// faster than cuSOLVER's DPOTRF + gpu_trsm_right_lower_trans from 795×50
+/// to 2209×255 (1306×128: 38 against 89 µs; 2209×255: 86 against 197 µs),
+/// 1.25× on a square 256 × 256 (77 against 97 µs); the kernel of sessions
+/// 34–39 took 58 and 126 µs on the first two. Its chain is one 32-column
+/// diagonal block after another, ~17,000 cycles each (8,000 of them the
+/// factorisation). Results differ from cuSOLVER + DTRSM at rounding level
+/// (other summation order; ≤ 2.5e-16 relative there).
 /// m ≥ k, 0 ≤ k ≤ kPanelRowsMaxK, ldp ≥ max(m, 1); P, info and sync device
 /// pointers, sync holding ≥ kPanelRowsSyncInts ints that no other queued
 /// work uses (the call zeroes them). Queued on `stream`; no allocation and

@@ -176,7 +176,10 @@ std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 /// 2048×2048: its 64-column diagonal blocks cost ~30 µs each. Session 34:
 /// gpu_potrf_panel_rows 1.4–2.0× faster than DPOTRF + TRSM from k = 50 to
 /// 255, slower than gpu_potrf_panel for k ≤ 13; lap3d 60³ 0.045–0.052 s
-/// against 0.053–0.056 with STARFRONT_GPU_POTRF=panel (three rounds). Measurement knobs, read once:
+/// against 0.053–0.056 with STARFRONT_GPU_POTRF=panel (three rounds).
+/// Session 40 (the rows kernel's update off its chain, all warps in its
+/// solve): 2.0–2.9× faster than DPOTRF + TRSM from k = 50 to 255 and 1.25×
+/// on a square 256 × 256 (tiles still take cuSOLVER). Measurement knobs, read once:
 /// STARFRONT_GPU_POTRF=cusolver (always cuSOLVER), =panel (no rows kernel:
 /// the choice before session 34), =rows (the rows kernel for every k ≤ its
 /// limit, no gpu_potrf_panel; tiles then take cuSOLVER: GpuPotrf::prepare); STARFRONT_GPU_POTRF_PANEL_MAX=K (a decimal
@@ -592,25 +595,24 @@ bool blocked_front_rows_kernel() {
 /// write-back 8.0 against 8.4 ms; bench/README.md, session 35). With the
 /// look-ahead (blocked_front_lookahead) the blocked root took 6.1 ms against
 /// 7.0 without it and 4.2 in one call (one H200 call, sessions 37–38).
-/// Medium fronts (measurement knob, off by default): with
-/// STARFRONT_GPU_FRONT_MID_BLOCK = B (at most kPanelRowsMaxK; default 0,
-/// none), such a front with STARFRONT_GPU_FRONT_MID_MIN_K (default 257)
-/// ≤ k < the large fronts' limit and k > B takes blocks of B columns, but
-/// only where gpu_potrf_panel_rows takes the blocks
-/// (blocked_front_rows_kernel and gpu_potrf_panel_rows_fits): each block is
-/// factorised with the TRSM of all its rows below in one launch, instead of
-/// one cuSOLVER DPOTRF and one gpu_trsm_right_lower_trans for the whole
-/// front. Measured on the H200 (lap3d 60³, bench/README.md, session 39):
-/// with B = 256 the fronts with k = 256–1023 took 5.5 and 10.1 ms of GPU
-/// time a factorisation (one stream, serialised) against 6.7 and 11.4, but
-/// the factorisation with four streams was no faster (0.0408–0.0417 s
-/// against 0.0393–0.0414 in four rounds; lap3d 100³ 0.345–0.351 against
-/// 0.337–0.342). All four knobs are decimal integers, read once; others
-/// are ignored.
+/// Medium fronts: a front with STARFRONT_GPU_FRONT_MID_MIN_K (default
+/// 257) ≤ k < the large fronts' limit and k > B takes blocks of
+/// B = STARFRONT_GPU_FRONT_MID_BLOCK columns (at most kPanelRowsMaxK;
+/// default 256; 0 turns it off), but only where gpu_potrf_panel_rows takes
+/// the blocks (blocked_front_rows_kernel and gpu_potrf_panel_rows_fits):
+/// each block is factorised with the TRSM of all its rows below in one
+/// launch, instead of one cuSOLVER DPOTRF and one
+/// gpu_trsm_right_lower_trans for the whole front. Measured on the H200
+/// (lap3d 60³, bench/README.md, session 40, after the rows kernel took its
+/// updates off its chain): 0.0373–0.0416 s against 0.0437–0.0459 without
+/// the blocks (four alternating rounds; each round faster with them), and
+/// 39.9 against 48.0 ms of GPU time a factorisation on one stream. (Session
+/// 39, with the rows kernel before: no faster.) All four knobs are decimal
+/// integers, read once; others are ignored.
 int blocked_front_columns(int k) {
   static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
-  static const int mid_nb = env_int("STARFRONT_GPU_FRONT_MID_BLOCK", 0, kPanelRowsMaxK, 0);
+  static const int mid_nb = env_int("STARFRONT_GPU_FRONT_MID_BLOCK", 0, kPanelRowsMaxK, kPanelRowsMaxK);
   static const int mid_min_k = env_int("STARFRONT_GPU_FRONT_MID_MIN_K", 1, 1 << 30, 257);
   if (k >= min_k) return nb > 0 && k > nb ? nb : 0;
   if (mid_nb == 0 || k < mid_min_k || k <= mid_nb) return 0;
