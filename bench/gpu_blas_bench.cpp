@@ -245,8 +245,9 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
 /// the diagonal blocks and the first and last of the rows below), its SM,
 /// its start and end in µs from the first tile's start (globaltimer), the
 /// cycles per µs of its own clock, and per step the cycles (clock64) of the
-/// wait for the diagonal tile, the staging, the update, the factorisation
-/// or solve, and the write-out.
+/// wait for the diagonal tile's earlier columns (flag 1), their staging and
+/// the update, the wait for the diagonal block (flag 2) and its staging,
+/// the factorisation or solve, and the write-out.
 int panel_trace_report(const std::vector<std::pair<int, int>>& shapes) {
   int status = 0;
   std::mt19937_64 rng(17);

@@ -246,8 +246,9 @@ __device__ __forceinline__ void update_block(double* __restrict__ own, const dou
 /// (lane < c) are garbage on return and never feed those below. Returns the
 /// first column c < w whose pivot is not > 0 (NaN included), 1-based, or 0.
 /// Measured on the H200 (bench/README.md, session 40): 8,000–8,300 cycles
-/// a block, against 11,000–14,000 for one shuffle per entry and 8,400–8,600
-/// with the next pivot shuffled after the update; taking the next pivot's
+/// a block, against 11,200–15,400 for session 39's (a shuffle and a select
+/// per entry), ~11,000 for one shuffle per entry and 8,500–8,900 with the
+/// next pivot shuffled after the update; taking the next pivot's
 /// reciprocal square root before the update too was slower (8,700).
 __device__ __forceinline__ int factor_diag_block(double (&a)[kRowsTile], int lane, int w, double* col) {
   constexpr int TR = kRowsTile;
@@ -314,8 +315,9 @@ __device__ __forceinline__ void solve_rows_spread(double* X, const double* T, in
 /// resident blocks. Tile t holds its rows in shared memory: all k columns,
 /// or for the tile of diagonal block t the columns up to that block. Flag j
 /// (sync[1 + j]) of the tile of diagonal block j goes to 1 when that tile's
-/// columns 0 .. 32j are final and home, and to 2 when its diagonal block is
-/// factorised and home. At step j (column block j, columns
+/// columns 0 .. 32j are final and home (flag 0: never; nobody waits for it),
+/// and to 2 when its diagonal block is factorised and home; the 1 is set by
+/// an atomic maximum, so the flag never goes back from 2. At step j (column block j, columns
 /// cb = 32j .. cb + w):
 ///  - t > j: wait for flag j ≥ 1, stage tile j's rows (columns 0 .. cb) from
 ///    global memory (L2, __ldcg) and take X(t) −= L(t, 0:cb)·L(j, 0:cb)ᵀ
@@ -327,7 +329,7 @@ __device__ __forceinline__ void solve_rows_spread(double* X, const double* T, in
 ///    tile that holds a later diagonal block t < nblk also updates that
 ///    block by the columns just solved, so that its own step is the
 ///    factorisation alone; the block of columns goes home;
-///  - t == j: release flag j = 1 (warp 1) while warp 0 factorises the
+///  - t == j: release flag j = 1 (thread 32) while warp 0 factorises the
 ///    tile's 32×32 block in registers (factor_diag_block; rows below
 ///    the diagonal block, when k is not a multiple of 32, are solved by the
 ///    same steps), writes it home from its registers, sets *info (tile 0: 0
@@ -428,9 +430,13 @@ __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, 
       // this block are done by every thread past this barrier.
       __syncthreads();
       if (tr) tr[2 + 5 * j] = tr[3 + 5 * j] = tr[4 + 5 * j] = clock64();
+      // Flag j = 1 by an atomic maximum: nothing orders this thread's
+      // store with warp 0's release of 2 below (its fence may take longer
+      // than the factorisation), and a plain store of 1 landing after the 2
+      // would leave the waiters spinning for ever.
       if (tid == 32 && j > 0) {
         __threadfence();
-        store_release(flag + j, 1);
+        atomicMax(flag + j, 1);
       }
       if (warp == 0) {
         double a[TR];

@@ -141,8 +141,9 @@ bool gpu_potrf_panel_rows_fits(int k);
 /// to 2209×255 (1306×128: 38 against 89 µs; 2209×255: 86 against 197 µs),
 /// 1.25× on a square 256 × 256 (77 against 97 µs); the kernel of sessions
 /// 34–39 took 58 and 126 µs on the first two. Its chain is one 32-column
-/// diagonal block after another, ~17,000 cycles each (8,000 of them the
-/// factorisation). Results differ from cuSOLVER + DTRSM at rounding level
+/// diagonal block after another, ~17,000 cycles each for the first four or
+/// five (8,000 of them the factorisation), more after that, when the
+/// update by the earlier columns outgrows the factorisation it overlaps. Results differ from cuSOLVER + DTRSM at rounding level
 /// (other summation order; ≤ 2.5e-16 relative there).
 /// m ≥ k, 0 ≤ k ≤ kPanelRowsMaxK, ldp ≥ max(m, 1); P, info and sync device
 /// pointers, sync holding ≥ kPanelRowsSyncInts ints that no other queued

@@ -604,9 +604,10 @@ bool blocked_front_rows_kernel() {
 /// launch, instead of one cuSOLVER DPOTRF and one
 /// gpu_trsm_right_lower_trans for the whole front. Measured on the H200
 /// (lap3d 60³, bench/README.md, session 40, after the rows kernel took its
-/// updates off its chain): 0.0373–0.0416 s against 0.0437–0.0459 without
-/// the blocks (four alternating rounds; each round faster with them), and
-/// 39.9 against 48.0 ms of GPU time a factorisation on one stream. (Session
+/// updates off its chain): faster than without the blocks in 27 of 29
+/// paired rounds over four calls (e.g. 0.0389–0.0401 s against
+/// 0.0415–0.0458 in eight), and 39.9 against 48.0 ms of GPU time a
+/// factorisation on one stream. (Session
 /// 39, with the rows kernel before: no faster.) All four knobs are decimal
 /// integers, read once; others are ignored.
 int blocked_front_columns(int k) {
@@ -1249,8 +1250,8 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 /// panel is freed on the worker's stream and nothing is copied. A mapped
 /// panel whose k columns would take cuSOLVER's DPOTRF in one call
 /// (gpu_front_potrf) may be factorised by blocks of columns instead
-/// (blocked_front_columns: by default blocks of 512 from k = 2048, medium
-/// fronts whole), each
+/// (blocked_front_columns: by default blocks of 512 from k = 2048, blocks
+/// of 256 through gpu_potrf_panel_rows for 257 ≤ k < 2048), each
 /// block's L sent home as soon as it is final; a failure there frees the
 /// panel after the blocks already queued for the copy.
 void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot,

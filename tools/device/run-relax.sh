@@ -209,7 +209,8 @@ if has tests; then
         bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_front"
     done
     # The medium fronts' blocks (blocked_front_columns below the large
-    # fronts' limit; a measurement knob, off by default) forced the same way.
+    # fronts' limit; on by default from k = 257) forced onto the tests'
+    # smaller fronts the same way.
     echo "### test_cuda_front, medium blocks: STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_MID_BLOCK=16 STARFRONT_GPU_FRONT_MID_MIN_K=40"
     env STARFRONT_GPU_POTRF=cusolver STARFRONT_GPU_FRONT_MID_BLOCK=16 STARFRONT_GPU_FRONT_MID_MIN_K=40 \
       bash -c "$(declare -f gpu_tests); b=$b; gpu_tests test_cuda_front"
