@@ -317,8 +317,8 @@ __device__ __forceinline__ void solve_rows_spread(double* X, const double* T, in
 /// (sync[1 + j]) of the tile of diagonal block j goes to 1 when that tile's
 /// columns 0 .. 32j are final and home (flag 0: never; nobody waits for it),
 /// and to 2 when its diagonal block is factorised and home; the 1 is set by
-/// an atomic maximum, so the flag never goes back from 2. At step j (column block j, columns
-/// cb = 32j .. cb + w):
+/// an atomic maximum, so the flag never goes back from 2. At step j (column
+/// block j, columns cb = 32j .. cb + w):
 ///  - t > j: wait for flag j ≥ 1, stage tile j's rows (columns 0 .. cb) from
 ///    global memory (L2, __ldcg) and take X(t) −= L(t, 0:cb)·L(j, 0:cb)ᵀ
 ///    (the left-looking update; 4 columns a thread, its warp's 32 rows:

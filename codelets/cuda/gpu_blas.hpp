@@ -143,8 +143,9 @@ bool gpu_potrf_panel_rows_fits(int k);
 /// 34–39 took 58 and 126 µs on the first two. Its chain is one 32-column
 /// diagonal block after another, ~17,000 cycles each for the first four or
 /// five (8,000 of them the factorisation), more after that, when the
-/// update by the earlier columns outgrows the factorisation it overlaps. Results differ from cuSOLVER + DTRSM at rounding level
-/// (other summation order; ≤ 2.5e-16 relative there).
+/// update by the earlier columns outgrows the factorisation it overlaps.
+/// Results differ from cuSOLVER + DTRSM at rounding level (other summation
+/// order; ≤ 2.5e-16 relative there).
 /// m ≥ k, 0 ≤ k ≤ kPanelRowsMaxK, ldp ≥ max(m, 1); P, info and sync device
 /// pointers, sync holding ≥ kPanelRowsSyncInts ints that no other queued
 /// work uses (the call zeroes them). Queued on `stream`; no allocation and

@@ -607,9 +607,9 @@ bool blocked_front_rows_kernel() {
 /// updates off its chain): faster than without the blocks in 27 of 29
 /// paired rounds over four calls (e.g. 0.0389–0.0401 s against
 /// 0.0415–0.0458 in eight), and 39.9 against 48.0 ms of GPU time a
-/// factorisation on one stream. (Session
-/// 39, with the rows kernel before: no faster.) All four knobs are decimal
-/// integers, read once; others are ignored.
+/// factorisation on one stream (session 39, with the rows kernel before:
+/// no faster). All four knobs are decimal integers, read once; others are
+/// ignored.
 int blocked_front_columns(int k) {
   static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
