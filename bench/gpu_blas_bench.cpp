@@ -17,6 +17,8 @@
 // gpu_potrf_panel, and against gpu_potrf_panel_rows (one launch, k ≤ 256),
 // microseconds per call (16 calls queued back to back on copies), ratios
 // and relative differences (exit 1 above 1e-12).
+// --syrk N:K...: instead, the CB update C −= A·Aᵀ (lower, order n, rank k)
+// by cuBLAS DSYRK against gpu_syrk_lower_update's kernel (syrk_table).
 // --d2h M:K...: instead, the copy of an m×k front panel's L from the device
 // to page-locked host memory (as a GPU front task with a mapped panel
 // does): the whole m·k doubles by one cudaMemcpyAsync against the lower
@@ -26,6 +28,7 @@
 // size's time over the whole copy's.
 // Usage: gpu_blas_bench [--repeat K] [--leaf L]... [M:N]...
 //        gpu_blas_bench [--repeat K] --d2h M:K...
+//        gpu_blas_bench [--repeat K] --syrk N:K...
 //        gpu_blas_bench [--repeat K] --potrf K...
 //        gpu_blas_bench [--repeat K] --panel M:K...
 //        gpu_blas_bench --panel-trace M:K...   (the rows kernel's trace: panel_trace_report)
@@ -48,6 +51,7 @@
 
 #include "bench_common.hpp"
 #include "cuda/gpu_blas.hpp"
+#include "cuda/gpu_syrk.hpp"
 
 using namespace starfront;
 
@@ -378,6 +382,75 @@ int d2h_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
   return 0;
 }
 
+/// The --syrk table: the CB update C −= A·Aᵀ (lower triangle, order n,
+/// rank k) by cuBLAS DSYRK and by gpu_syrk_lower_update's kernel (tiles of
+/// 32 and of 64), each timed
+/// over kSyrkBatch calls queued back to back on copies of C (restored
+/// untimed before), as a factorisation queues its fronts' updates; median
+/// microseconds a call, TFLOP/s (n²·k flops), cuBLAS time / kernel time and
+/// the relative Frobenius difference of the results. Returns 1 on a failed
+/// call, a difference above 1e-12, or an entry above the diagonal that the
+/// kernel changed.
+int syrk_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
+  constexpr int kSyrkBatch = 8;
+  cublasHandle_t h;
+  if (!ok(cublasCreate(&h), "cublasCreate")) return 1;
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::printf("gpu_blas_bench --syrk: median of %d after a warm-up, each run %d calls back to back on copies of C; "
+              "us per call\n\n"
+              "| n | k | cuBLAS DSYRK us | TFLOP/s | kernel 32 us | TFLOP/s | cuBLAS / kernel | rel diff | "
+              "kernel 64 us | TFLOP/s | cuBLAS / kernel | rel diff |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+              repeat, kSyrkBatch);
+  int status = 0;
+  for (auto [n, k] : shapes) {
+    std::vector<double> A(static_cast<std::size_t>(n) * k), C(static_cast<std::size_t>(n) * n);
+    for (double& x : A) x = u(rng);
+    for (double& x : C) x = u(rng);
+    Operand dA;
+    std::vector<Operand> dC(kSyrkBatch);
+    if (!dA.init(A)) return 1;
+    for (Operand& o : dC)
+      if (!o.init(C)) return 1;
+    auto restore = [&] {
+      for (Operand& o : dC)
+        if (!o.restore()) return false;
+      return true;
+    };
+    auto run = [&](SyrkMethod how, int tile) {
+      return [&, how, tile] {
+        for (Operand& c : dC)
+          if (!ok(gpu_syrk_lower_update(h, n, k, dA.d, n, dA.d, n, c.d, n, how, tile), "gpu_syrk_lower_update"))
+            return false;
+        return true;
+      };
+    };
+    const double flops = static_cast<double>(n) * n * k;
+    const double tc = timed(repeat, run(SyrkMethod::cublas, 0), restore) / kSyrkBatch;
+    const std::vector<double> ref = dC[0].get();
+    std::printf("| %d | %d | %.1f | %.2f |", n, k, 1e6 * tc, flops / tc * 1e-12);
+    for (int tile : {32, 64}) {
+      const double tk = timed(repeat, run(SyrkMethod::kernel, tile), restore) / kSyrkBatch;
+      const std::vector<double> got = dC[0].get();
+      bool upper_kept = true;
+      for (int j = 1; j < n && upper_kept; ++j)
+        for (int i = 0; i < j; ++i)
+          if (got[i + static_cast<std::size_t>(j) * n] != C[i + static_cast<std::size_t>(j) * n]) {
+            upper_kept = false;
+            break;
+          }
+      const double diff = rel_diff(got, ref);
+      if (tc <= 0 || tk <= 0 || !(diff <= 1e-12) || !upper_kept) status = 1;
+      std::printf(" %.1f | %.2f | %.2f | %.1e%s |", 1e6 * tk, flops / tk * 1e-12, tc / tk, diff,
+                  upper_kept ? "" : " (upper triangle changed)");
+    }
+    std::printf("\n");
+  }
+  cublasDestroy(h);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -385,13 +458,14 @@ int main(int argc, char** argv) {
   std::vector<int> leaves;
   std::vector<std::pair<int, int>> shapes;
   std::vector<int> potrf_orders;
-  bool potrf = false, panel = false, panel_trace = false, d2h = false;
+  bool potrf = false, panel = false, panel_trace = false, d2h = false, syrk = false;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (!std::strcmp(argv[a], "--potrf")) potrf = true;
     else if (!std::strcmp(argv[a], "--panel")) panel = true;
     else if (!std::strcmp(argv[a], "--panel-trace")) panel = panel_trace = true;
     else if (!std::strcmp(argv[a], "--d2h")) d2h = true;
+    else if (!std::strcmp(argv[a], "--syrk")) syrk = true;
     else if (potrf) {
       const int k = std::atoi(argv[a]);
       if (k <= 0) {
@@ -409,6 +483,13 @@ int main(int argc, char** argv) {
       }
       shapes.emplace_back(m, n);
     }
+  }
+  if (syrk) {
+    if (shapes.empty())  // CB updates of lap3d 60³'s fronts (order m − k, rank k: mean m of each bin of k,
+                         // bench/README.md session 40) and larger ones around the crossover
+      shapes = {{640, 45},   {800, 95},    {1116, 190},  {1830, 380}, {2985, 700}, {3062, 1500},
+                {300, 100},  {2000, 128},  {1500, 600},  {4000, 256}, {2048, 512}, {6000, 600}};
+    return syrk_table(repeat, shapes);
   }
   if (d2h) {
     if (shapes.empty())  // lap3d 60³'s root and fronts of its bins of k (bench/README.md, session 33)

@@ -354,16 +354,46 @@ __global__ void assemble_kernel(double* L, const double* values, const ll* a_src
     L[a_dst[q]] += values[a_src[q]];
 }
 
-__global__ void extend_add_kernel(double* L, ll m, ll k, double* cb, const double* child, ll mcc,
-                                  const ll* rel) {
+/// Threads of extend_add_kernel's blocks.
+constexpr int kExtendAddThreads = 256;
+
+/// One child's extend-add: block b takes the child's CB columns b and
+/// mcc − 1 − b (mcc + 1 entries of the lower triangle together; for an odd
+/// order the middle column, (mcc + 1)/2 entries, alone),
+/// threads over the rows ii ≥ jj of each, with kBatch rows a thread in flight
+/// (every read before the writes: rel is strictly increasing, so the rows'
+/// targets are distinct). The grid strides over b for mcc > 2·gridDim.x.
+__global__ void __launch_bounds__(kExtendAddThreads)
+    extend_add_kernel(double* __restrict__ L, ll m, ll k, double* __restrict__ cb, const double* __restrict__ child,
+                      ll mcc, const ll* __restrict__ rel) {
+  constexpr int kBatch = 4;
   const ll ldcb = m - k;
-  for (ll t = blockIdx.x * static_cast<ll>(blockDim.x) + threadIdx.x; t < mcc * mcc;
-       t += static_cast<ll>(gridDim.x) * blockDim.x) {
-    const ll jj = t / mcc, ii = t - jj * mcc;
-    if (ii < jj) continue;
-    const ll pi = rel[ii], pj = rel[jj];
-    if (pj < k) L[pi + pj * m] += child[t];
-    else cb[(pi - k) + (pj - k) * ldcb] += child[t];
+  for (ll b = blockIdx.x; 2 * b < mcc; b += gridDim.x) {
+    for (int side = 0; side < 2; ++side) {
+      const ll jj = side == 0 ? b : mcc - 1 - b;
+      if (side == 1 && jj == b) break;  // the middle column of an odd order, taken once
+      const ll pj = rel[jj];
+      // Column pj of the front, indexed by the front row pi >= pj less off
+      // (the panel's rows from 0, the CB's from k).
+      double* dst = pj < k ? L + pj * m : cb + (pj - k) * ldcb;
+      const ll off = pj < k ? 0 : k;
+      const double* src = child + jj * mcc;
+      for (ll i0 = jj + threadIdx.x; i0 < mcc; i0 += kBatch * kExtendAddThreads) {
+        ll pi[kBatch];
+        double v[kBatch], d[kBatch];
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) {
+          const ll ii = i0 + q * kExtendAddThreads;
+          pi[q] = ii < mcc ? rel[ii] - off : -1;
+          v[q] = ii < mcc ? src[ii] : 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) d[q] = pi[q] >= 0 ? dst[pi[q]] : 0.0;
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q)
+          if (pi[q] >= 0) dst[pi[q]] = d[q] + v[q];
+      }
+    }
   }
 }
 
@@ -407,7 +437,9 @@ cudaError_t launch_ldlt_assemble(double* L, long long m, long long k, double* cb
 cudaError_t launch_ldlt_extend_add(double* L, long long m, long long k, double* cb, const double* child,
                                    long long mcc, const long long* rel, cudaStream_t stream) {
   if (mcc <= 0) return cudaSuccess;
-  extend_add_kernel<<<grid_for(mcc * mcc), 256, 0, stream>>>(L, m, k, cb, child, mcc, rel);
+  const ll pairs = (mcc + 1) / 2;
+  extend_add_kernel<<<static_cast<unsigned>(pairs < 65535 ? pairs : 65535), kExtendAddThreads, 0, stream>>>(
+      L, m, k, cb, child, mcc, rel);
   return cudaGetLastError();
 }
 

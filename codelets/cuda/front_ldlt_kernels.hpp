@@ -2,7 +2,7 @@
 // nvcc with -fmad=false): assembly of an untiled front (A's entries and the
 // children's contribution blocks), the pivoted factorisation of its
 // fully-summed panel, and W = L21·D for the contribution-block update (the
-// update itself is a cuBLAS DSYRKX, task_kernels_cuda.cpp).
+// update itself is gpu_syrk_lower_update's DSYRKX, task_kernels_cuda.cpp).
 //
 // The panel kernel reproduces codelets/cpu/front_ldlt.cpp (ldlt_panel)
 // operation by operation: the same candidate order, the same tests, the same
@@ -47,7 +47,10 @@ cudaError_t launch_ldlt_assemble(double* L, long long m, long long k, double* cb
 /// dimension m, CB with leading dimension m-k): entry (ii, jj), ii >= jj,
 /// goes to front position (rel[ii], rel[jj]), as extend_add in
 /// cpu/front_cholesky.cpp. Distinct targets within one child: launching the
-/// children one after the other on one stream adds in the CPU's order.
+/// children one after the other on one stream adds in the CPU's order. One
+/// thread block per pair of the CB's columns (b, mcc − 1 − b), threads over
+/// the rows on and below the diagonal (bench/README.md, session 41).
+/// Returns the launch's error (success with nothing launched for mcc ≤ 0).
 cudaError_t launch_ldlt_extend_add(double* L, long long m, long long k, double* cb, const double* child,
                                    long long mcc, const long long* rel, cudaStream_t stream);
 

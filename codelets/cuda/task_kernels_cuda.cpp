@@ -28,6 +28,7 @@
 #include "cuda/assembly_kernels.hpp"
 #include "cuda/fused_subtree_kernel.hpp"
 #include "cuda/gpu_blas.hpp"
+#include "cuda/gpu_syrk.hpp"
 #include "cuda/front_ldlt_kernels.hpp"
 #include "cuda/pivot_check.hpp"
 #include "runtime/starpu/task_codelets.hpp"
@@ -802,13 +803,13 @@ void trsm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx
 void syrk(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
   const Block& a = block_of(G, t, 0);
   const Block& c = block_of(G, t, 1);
-  const double minus_one = -1.0, one = 1.0;
   cublasHandle_t h = local_cublas(G, t, ctx);
   if (!h) return;
-  cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(c.rows),
-                        static_cast<int>(a.cols), &minus_one, ptr_of(buffers[0]), ld_of(a, buffers[0]), &one,
-                        ptr_of(buffers[1]), ld_of(c, buffers[1])),
-            "cublasDsyrk", G, t, ctx);
+  const double* A = ptr_of(buffers[0]);
+  const int lda = ld_of(a, buffers[0]);
+  cublas_ok(gpu_syrk_lower_update(h, static_cast<int>(c.rows), static_cast<int>(a.cols), A, lda, A, lda,
+                                  ptr_of(buffers[1]), ld_of(c, buffers[1]), gpu_syrk_method()),
+            "gpu_syrk_lower_update", G, t, ctx);
 }
 
 void gemm(const TaskGraph& G, const Task& t, void* buffers[], FactorContext& ctx) {
@@ -1235,7 +1236,8 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     again on the host from the copy by potrf_tile_cpu, so that the error
 ///     names the CPU's column and pivot;
 ///  3. L21 := L21·L11⁻ᵀ (gpu_trsm_right_lower_trans: most flops in DGEMM)
-///     and cublasDsyrk CB −= L21·L21ᵀ (lower), queued on the stream without
+///     and CB −= L21·L21ᵀ (lower; gpu_syrk_lower_update: this project's
+///     kernel or cuBLAS DSYRK by order), queued on the stream without
 ///     waiting (STARPU_CUDA_ASYNC).
 /// host_panel (GraphTaskArgs::mapped_panel): the panel has no buffer; the
 /// front is assembled in m·k doubles of the device's panel pool
@@ -1436,8 +1438,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     const double* Lc = column(j0) + c0;  // rows c0.. of the block's columns
     double* C = column(c0) + c0;
     const int w2 = c1 - c0;
-    return cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, w2, jb, &minus_one, Lc, im, &one, C, im),
-                     "cublasDsyrk (block)", G, t, ctx) &&
+    return cublas_ok(gpu_syrk_lower_update(h, w2, jb, Lc, im, Lc, im, C, im, gpu_syrk_method()),
+                     "gpu_syrk_lower_update (block)", G, t, ctx) &&
            (im <= c1 || cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, im - c1, w2, jb, &minus_one, Lc + w2, im,
                                               Lc, im, &one, C + w2, im),
                                   "cublasDgemm (block)", G, t, ctx));
@@ -1543,8 +1545,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // factorisation has sent its blocks already).
   if (host_panel && nb == 0 && !copy_home(0, k, stream)) return;
   if (mc > 0) {
-    if (!cublas_ok(cublasDsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, imc, ik, &minus_one, L + k, im, &one, cb, imc),
-                   "cublasDsyrk", G, t, ctx))
+    if (!cublas_ok(gpu_syrk_lower_update(h, imc, ik, L + k, im, L + k, im, cb, imc, gpu_syrk_method()),
+                   "gpu_syrk_lower_update", G, t, ctx))
       return;
   }
   if (!cuda_ok(device_panel.release(), "panel release (cudaFreeAsync)", G, t, ctx)) return;
@@ -1641,7 +1643,7 @@ LdltWorkspace& local_ldlt_workspace() {
 /// CPU's pivot decisions and arithmetic), then pivots, D and counts copied
 /// to the host with one synchronisation of the worker's stream and written
 /// into ctx.ldlt as the CPU kernel does; finally W = L21·D and the CB update
-/// CB −= W·L21ᵀ (cublasDsyrkx, lower triangle), queued without waiting.
+/// CB −= W·L21ᵀ (gpu_syrk_lower_update, lower triangle), queued without waiting.
 void front_ldlt(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx) {
   const FrontPlan& P = *G.plan;
   const Task& t = G.tasks[ti];
@@ -1707,12 +1709,10 @@ void front_ldlt(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ct
   if (mc > 0) {
     cublasHandle_t h = local_cublas(G, t, ctx);
     if (!h) return;
-    const double minus_one = -1.0, one = 1.0;
     if (!cuda_ok(launch_ldlt_w(L, m, k, w.pivsize, w.d_off, w.W, stream), "LDLT W kernel launch", G, t, ctx) ||
-        !cublas_ok(cublasDsyrkx(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, static_cast<int>(mc), static_cast<int>(k),
-                                &minus_one, w.W, static_cast<int>(mc), L + k, static_cast<int>(m), &one, cb,
-                                static_cast<int>(mc)),
-                   "cublasDsyrkx", G, t, ctx))
+        !cublas_ok(gpu_syrk_lower_update(h, static_cast<int>(mc), static_cast<int>(k), w.W, static_cast<int>(mc),
+                                         L + k, static_cast<int>(m), cb, static_cast<int>(mc), gpu_syrk_method()),
+                   "gpu_syrk_lower_update (DSYRKX)", G, t, ctx))
       return;
   }
   r.state = FrontResult::State::done;

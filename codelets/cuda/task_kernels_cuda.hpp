@@ -59,7 +59,7 @@ bool has_cuda_impl(TaskKind k);
 ///    one stream synchronisation for the info flag and the diagonal, tested
 ///    on the host (a failing block is recomputed on the host so that the
 ///    error names the CPU's column and pivot); then TRSM (gpu_blas.hpp)
-///    and cuBLAS DSYRK queued. With a mapped panel the front lives in a
+///    and the CB update (gpu_syrk.hpp) queued. With a mapped panel the front lives in a
 ///    stream-ordered pool of device memory and the task copies L's lower
 ///    trapezoid home on a copy stream of its worker (waited for by
 ///    cuda_wait_front_panel_copies); k ≥ 2048 columns that would take

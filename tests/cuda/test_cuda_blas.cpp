@@ -20,7 +20,11 @@
 // thread blocks than fit on the GPU at once); the same failing columns;
 // calls queued back to back and on four streams at once equal a lone call
 // bit for bit; sizes beyond its limits are refused.
-// Relative Frobenius error ≤ 1e-13. Skipped without a CUDA device (a
+// gpu_syrk_lower_update (the CB update C −= A·Bᵀ, lower triangle) against
+// OpenBLAS's DGEMM, by its kernel, by cuBLAS and as chosen, its upper
+// triangle and padding untouched; bad leading dimensions refused.
+// Relative Frobenius error ≤ 1e-13 (the update: each entry within the
+// rounding bound of its dot product). Skipped without a CUDA device (a
 // failure under STARFRONT_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 
@@ -42,6 +46,7 @@
 #include "cpu/blas.hpp"
 #include "cuda/device_math.hpp"
 #include "cuda/gpu_blas.hpp"
+#include "cuda/gpu_syrk.hpp"
 #endif
 
 namespace starfront {
@@ -458,6 +463,117 @@ TEST(GpuDeviceMath, RsqrtFastEqualsRsqrtChainBitForBit) {
   EXPECT_EQ(launch_rsqrt_compare(dd.p, fast.p, chain.p, -1, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(launch_rsqrt_compare(nullptr, fast.p, chain.p, 1, nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(launch_rsqrt_compare(nullptr, nullptr, nullptr, 0, nullptr), cudaSuccess);
+}
+
+/// gpu_syrk_lower_update (C −= A·Bᵀ on C's lower triangle) against
+/// OpenBLAS's DGEMM on the host, for every method: orders and ranks around
+/// the kernel's 64×64 tiles and 16-column chunks (1, 63, 64, 65, ...),
+/// leading dimensions larger than n, B = A (DSYRK) and B ≠ A (DSYRKX), the
+/// kernel by both tile orders. A's and B's padding rows and C's strictly
+/// upper triangle hold NaN (never read), C's padding rows a sentinel (never
+/// written); each entry on and below the diagonal within (k + 2)·2u·(|C| +
+/// |A|·|B|ᵀ) of the reference.
+struct SyrkShape {
+  int n, k;
+  SyrkMethod method;
+  bool same;  ///< B = A
+};
+
+class GpuSyrk : public ::testing::TestWithParam<SyrkShape> {};
+
+TEST_P(GpuSyrk, MatchesHostDgemmOnTheLowerTriangle) {
+  REQUIRE_CUDA_DEVICE();
+  const SyrkShape sh = GetParam();
+  const unsigned seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  const int lda = sh.n + 3, ldb = sh.n + 1, ldc = sh.n + 2;
+  std::vector<double> A = random_dense(sh.n, sh.k, lda, rng), B = random_dense(sh.n, sh.k, ldb, rng);
+  for (std::vector<double>* X : {&A, &B}) {
+    const int ld = X == &A ? lda : ldb;
+    for (int j = 0; j < sh.k; ++j)
+      for (int i = sh.n; i < ld; ++i) (*X)[i + static_cast<std::size_t>(j) * ld] = kNaN;
+  }
+  // C's strictly upper triangle holds NaN (never read: it would spread into
+  // the result), its padding rows the sentinel (never written).
+  std::vector<double> C = random_dense(sh.n, sh.n, ldc, rng);
+  for (int j = 1; j < sh.n; ++j)
+    for (int i = 0; i < j; ++i) C[i + static_cast<std::size_t>(j) * ldc] = kNaN;
+  // Reference: the whole product by DGEMM, and |A|·|B|ᵀ for the entrywise
+  // bound (k + 2)·2u·(|C| + |A|·|B|ᵀ) of a dot product's rounding (Higham,
+  // "Accuracy and Stability of Numerical Algorithms", §3.1), on both sides.
+  const std::vector<double>& Bh = sh.same ? A : B;
+  const int ldbh = sh.same ? lda : ldb;
+  std::vector<double> full(static_cast<std::size_t>(sh.n) * sh.n, 0.0), absA(A.size()), absB(Bh.size()),
+      scale(static_cast<std::size_t>(sh.n) * sh.n, 0.0);
+  for (std::size_t e = 0; e < A.size(); ++e) absA[e] = std::isnan(A[e]) ? 0.0 : std::fabs(A[e]);
+  for (std::size_t e = 0; e < Bh.size(); ++e) absB[e] = std::isnan(Bh[e]) ? 0.0 : std::fabs(Bh[e]);
+  std::vector<double> Ah = A, Bz = Bh;  // DGEMM on the host with the NaN padding zeroed
+  for (std::size_t e = 0; e < Ah.size(); ++e) Ah[e] = std::isnan(Ah[e]) ? 0.0 : Ah[e];
+  for (std::size_t e = 0; e < Bz.size(); ++e) Bz[e] = std::isnan(Bz[e]) ? 0.0 : Bz[e];
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, sh.n, sh.n, sh.k, 1.0, Ah.data(), lda, Bz.data(), ldbh, 0.0,
+              full.data(), sh.n);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, sh.n, sh.n, sh.k, 1.0, absA.data(), lda, absB.data(), ldbh,
+              0.0, scale.data(), sh.n);
+  const double tol = (sh.k + 2) * 2.3e-16;
+  // The kernel by both tile orders; cuBLAS and the automatic choice once.
+  const std::vector<int> tiles = sh.method == SyrkMethod::kernel ? std::vector<int>{32, 64} : std::vector<int>{0};
+  for (int tile : tiles) {
+    DeviceArray dA(A), dB(B), dC(C);
+    Cublas c;
+    const double* b = sh.same ? dA.p : dB.p;
+    ASSERT_EQ(gpu_syrk_lower_update(c.h, sh.n, sh.k, dA.p, lda, b, ldbh, dC.p, ldc, sh.method, tile),
+              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<double> got = dC.get();
+    double worst = 0.0;
+    for (int j = 0; j < sh.n; ++j)
+      for (int i = 0; i < ldc; ++i) {
+        const std::size_t e = i + static_cast<std::size_t>(j) * ldc, f = i + static_cast<std::size_t>(j) * sh.n;
+        if (i >= sh.n) {
+          ASSERT_EQ(got[e], kSentinel) << "padding row " << i << " of column " << j << " written, tile " << tile;
+        } else if (i < j) {
+          ASSERT_TRUE(std::isnan(got[e])) << "entry (" << i << ", " << j << ") above the diagonal written, tile "
+                                          << tile;
+        } else {
+          ASSERT_FALSE(std::isnan(got[e])) << "(" << i << ", " << j << "), tile " << tile;
+          const double r = C[e] - full[f], bound = tol * (std::fabs(C[e]) + scale[f]);
+          worst = std::max(worst, std::fabs(got[e] - r) / bound);
+        }
+      }
+    EXPECT_LE(worst, 1.0) << "n " << sh.n << " k " << sh.k << " method " << static_cast<int>(sh.method) << " tile "
+                          << tile << " seed " << seed << ": the largest error over its entrywise bound";
+  }
+}
+
+constexpr SyrkMethod kSyrkKernel = SyrkMethod::kernel, kSyrkCublas = SyrkMethod::cublas,
+                     kSyrkAuto = SyrkMethod::automatic;
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuSyrk,
+    ::testing::Values(SyrkShape{1, 1, kSyrkKernel, true}, SyrkShape{1, 17, kSyrkKernel, false},
+                      SyrkShape{63, 1, kSyrkKernel, true}, SyrkShape{64, 16, kSyrkKernel, true},
+                      SyrkShape{65, 17, kSyrkKernel, false}, SyrkShape{130, 33, kSyrkKernel, true},
+                      SyrkShape{129, 15, kSyrkKernel, false}, SyrkShape{640, 45, kSyrkKernel, true},
+                      SyrkShape{801, 95, kSyrkKernel, false}, SyrkShape{300, 1000, kSyrkKernel, true},
+                      SyrkShape{640, 45, kSyrkCublas, true}, SyrkShape{640, 45, kSyrkCublas, false},
+                      SyrkShape{1117, 190, kSyrkAuto, true}, SyrkShape{2100, 700, kSyrkAuto, true}));
+
+/// Bad sizes are refused with nothing queued; empty updates succeed.
+TEST(GpuSyrk, RejectsBadSizes) {
+  REQUIRE_CUDA_DEVICE();
+  Cublas c;
+  for (SyrkMethod how : {kSyrkKernel, kSyrkCublas, kSyrkAuto}) {
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 10, 2, nullptr, 9, nullptr, 10, nullptr, 10, how),
+              CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 10, 2, nullptr, 10, nullptr, 9, nullptr, 10, how),
+              CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 10, 2, nullptr, 10, nullptr, 10, nullptr, 9, how),
+              CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 10, 2, nullptr, 10, nullptr, 10, nullptr, 10, how, 48),
+              CUBLAS_STATUS_INVALID_VALUE);
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 0, 5, nullptr, 0, nullptr, 0, nullptr, 0, how), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(gpu_syrk_lower_update(c.h, 5, 0, nullptr, 5, nullptr, 5, nullptr, 5, how), CUBLAS_STATUS_SUCCESS);
+  }
 }
 
 #else

@@ -71,7 +71,8 @@
 #   lap       lap.md: gpu_bench --gpu-graph (1 GPU + CPU workers) on
 #             LAP_MATRICES (default lap3d:60), the new binary and each
 #             AB_VARIANTS setting (gpu_bench options that only --fused
-#             knows are ignored there), ROUNDS alternating rounds (every
+#             knows are ignored there; items as in ab, so `old` runs
+#             gpu_bench_old), ROUNDS alternating rounds (every
 #             other one in reverse order); LAP_ARGS:
 #             gpu_bench options for every run (e.g. "--watchdog 30");
 #             LAP_TIMEOUT: seconds a run may take (default 120)
@@ -128,6 +129,16 @@
 #             compute-sanitizer racecheck, synccheck and memcheck of the
 #             rows kernel's tests (GpuPotrfPanelRows*, the 40,000-row
 #             shapes left out, and GpuPotrfPanelFailure*)
+#   syrk      syrk.md: gpu_blas_bench --repeat 10 --syrk (the CB update by
+#             cuBLAS DSYRK against gpu_syrk_lower_update's kernel) on
+#             SYRK_SHAPES (default: lap3d 60^3's CB updates and larger ones);
+#             then compute-sanitizer memcheck, racecheck and synccheck of
+#             the GpuSyrk tests
+#   syrkncu   syrkncu.txt: Nsight Compute's duration, SM throughput, warps
+#             active and grid of every kernel of gpu_blas_bench --repeat 1
+#             --syrk N:K for each shape of SYRKNCU_SHAPES (default 800:95
+#             300:100 1116:190 1830:380), then the median duration per
+#             kernel name
 #   profile   profile.txt: the GPU Cholesky front tasks' step profile
 #             (STARFRONT_GPU_FRONT_PROFILE=1: per bin of k, GPU ms of assembly,
 #             DPOTRF, TRSM, SYRK and the host's queueing, summed over the
@@ -424,10 +435,12 @@ if has lap; then
         for ((i = ${#order[@]} - 1, j = 0; i > j; i--, j++)); do t=${order[i]}; order[i]=${order[j]}; order[j]=$t; done
       fi
       for v in "${order[@]}"; do
-        split_variant "$v"
+        pick_binary "$v"  # (old, prev, bin=NAME: another gpu_bench beside this script)
+        [ "$v" = new ] && v2=
+        split_variant "$v2"
         echo "### round $round, $v: gpu_bench --repeat 3 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${LAP_ARGS:-} ${x[*]} ${LAP_MATRICES:-lap3d:60}"
         # shellcheck disable=SC2046,SC2086
-        env $(tr , ' ' <<<"$e") timeout "${LAP_TIMEOUT:-120}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
+        env $(tr , ' ' <<<"$e") timeout "${LAP_TIMEOUT:-120}" "$g" --repeat 3 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod \
           --no-cusolversp --gpu-graph ${LAP_ARGS:-} "${x[@]}" ${LAP_MATRICES:-lap3d:60} 2>&1 | grep -E '^\| (lap|matrix)|rror|stall|watchdog|executor phases'
         echo "exit ${PIPESTATUS[0]}"
       done
@@ -532,6 +545,52 @@ if has panel; then
       done
     fi
   } 2>&1 | tee "$out/panel.md"
+fi
+if has syrk; then
+  {
+    # shellcheck disable=SC2086
+    timeout 120 "$b/bin/gpu_blas_bench" --repeat 10 --syrk ${SYRK_SHAPES:-}
+    echo "exit $?"
+    if [ -n "$san" ]; then
+      for tool in memcheck racecheck synccheck; do
+        echo "### compute-sanitizer --tool $tool test_cuda_blas --gtest_filter='*GpuSyrk*'"
+        STARFRONT_REQUIRE_GPU=1 timeout 150 "$san" --tool "$tool" "$b/bin/test_cuda_blas" --gtest_filter='*GpuSyrk*' 2>&1 |
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|^\[  (PASSED|FAILED) |tests ran|Error" | head -20
+        echo "exit ${PIPESTATUS[0]}"
+      done
+    fi
+  } 2>&1 | tee "$out/syrk.md"
+fi
+if has syrkncu; then
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  {
+    for sh in ${SYRKNCU_SHAPES:-800:95 300:100 1116:190 1830:380}; do
+      echo "### ncu gpu_blas_bench --repeat 1 --syrk $sh"
+      timeout 200 "$ncu" --csv --print-units base --kernel-name-base function --metrics \
+        gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size \
+        "$b/bin/gpu_blas_bench" --repeat 1 --syrk "$sh" >"$out/ncu-$sh.csv" 2>&1
+      echo "exit $?"
+      # "ID","Process ID","Process Name","Host Name","Kernel Name",...,"Metric Name","Metric Unit","Metric Value"
+      python3 - "$out/ncu-$sh.csv" <<'PY'
+import csv, sys, statistics, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows: print(open(sys.argv[1]).read()[-2000:]); sys.exit()
+h = rows[0]; ki = h.index("Kernel Name"); mi = h.index("Metric Name"); vi = h.index("Metric Value"); ii = h.index("ID")
+per = collections.defaultdict(dict)
+for r in rows[1:]:
+    per[(r[ii], r[ki])][r[mi]] = r[vi].replace(",", "")
+byk = collections.defaultdict(list)
+for (i, k), m in per.items(): byk[k].append(m)
+print("| kernel | launches | median us | SM throughput % | warps active % | grid | block |")
+print("|---|---|---|---|---|---|---|")
+for k, ms in byk.items():
+    f = lambda key: statistics.median(float(m.get(key, "nan")) for m in ms)
+    print(f"| {k[:60]} | {len(ms)} | {f('gpu__time_duration.sum')/1000:.1f} | {f('sm__throughput.avg.pct_of_peak_sustained_elapsed'):.1f} | "
+          f"{f('sm__warps_active.avg.pct_of_peak_sustained_active'):.1f} | {ms[0].get('launch__grid_size')} | {ms[0].get('launch__block_size')} |")
+PY
+      xz -f "$out/ncu-$sh.csv"
+    done
+  } 2>&1 | tee "$out/syrkncu.txt"
 fi
 if has profile; then
   i=0
