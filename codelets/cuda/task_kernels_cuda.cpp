@@ -1237,7 +1237,7 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 ///     names the CPU's column and pivot;
 ///  3. L21 := L21·L11⁻ᵀ (gpu_trsm_right_lower_trans: most flops in DGEMM)
 ///     and CB −= L21·L21ᵀ (lower; gpu_syrk_lower_update: this project's
-///     kernel or cuBLAS DSYRK by order), queued on the stream without
+///     kernel or cuBLAS DSYRK by rank and order), queued on the stream without
 ///     waiting (STARPU_CUDA_ASYNC).
 /// host_panel (GraphTaskArgs::mapped_panel): the panel has no buffer; the
 /// front is assembled in m·k doubles of the device's panel pool
