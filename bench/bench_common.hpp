@@ -26,8 +26,36 @@ inline double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N (generated).
+/// A dense SPD matrix of order n, lower triangle: off-diagonal entries
+/// uniform in (-1, 1) from a fixed seed, diagonal n (diagonally dominant).
+/// For timing one front alone: its assembly tree is one front of order n.
+inline Status dense_spd(long long n, CscMatrix& A) {
+  if (n < 1 || n > 20000)
+    return Status::error(StatusCode::invalid_argument, "dense:N: N = " + std::to_string(n) + " is not in 1..20000");
+  A = CscMatrix{};
+  A.n = static_cast<idx_t>(n);
+  const std::size_t nnz = static_cast<std::size_t>(n) * static_cast<std::size_t>(n + 1) / 2;
+  A.colptr.resize(static_cast<std::size_t>(n) + 1);
+  A.rowind.resize(nnz);
+  A.values.resize(nnz);
+  unsigned long long x = 0x9E3779B97F4A7C15ULL;
+  std::size_t q = 0;
+  for (idx_t j = 0; j < A.n; ++j) {
+    A.colptr[static_cast<std::size_t>(j)] = static_cast<idx_t>(q);
+    for (idx_t i = j; i < A.n; ++i, ++q) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      A.rowind[q] = i;
+      A.values[q] = i == j ? static_cast<double>(n) : static_cast<double>(x >> 11) * 0x1.0p-52 - 1.0;
+    }
+  }
+  A.colptr[static_cast<std::size_t>(n)] = static_cast<idx_t>(q);
+  return Status{};
+}
+
+/// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N / dense:N
+/// (generated).
 inline Status load(const std::string& in, CscMatrix& A) {
+  if (in.rfind("dense:", 0) == 0) return dense_spd(std::atoll(in.c_str() + 6), A);
   if (in.rfind("lap3d:", 0) == 0) {
     const int N = std::atoi(in.c_str() + 6);
     const char* c = std::strchr(in.c_str() + 6, ':');

@@ -168,11 +168,11 @@ int panel_table(int repeat, const std::vector<std::pair<int, int>>& shapes) {
   std::mt19937_64 rng(13);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::printf("gpu_blas_bench --panel: median of %d after a warm-up, each run %d calls back to back on copies; "
-              "us per call\n\n"
+              "us per call; gpu_potrf_panel_rows's tiles a multiprocessor holds at k = %d: %d\n\n"
               "| m | k | cuSOLVER DPOTRF + TRSM us | gpu_potrf_panel us | ratio | TFLOP/s | rel diff | "
               "gpu_potrf_panel_rows us | ratio | TFLOP/s | rel diff |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|\n",
-              repeat, kPanelBatch);
+              repeat, kPanelBatch, kPanelRowsMaxK, gpu_potrf_panel_rows_blocks_per_sm(kPanelRowsMaxK));
   int status = 0;
   for (auto [m, k] : shapes) {
     std::vector<double> A(static_cast<std::size_t>(m) * k);

@@ -179,12 +179,24 @@ static_assert(kPanelRowsTraceWords >= 5 + 5 * (kPanelRowsMaxK / kRowsTile), "roo
 static_assert(kPanelRowsMaxK % kRowsTile == 0 && kPanelRowsSyncInts == 1 + kPanelRowsMaxK / kRowsTile,
               "the sync words are a ticket and one flag per block of columns");
 
+/// Columns of a diagonal tile's rows that potrf_rows_kernel stages at a
+/// time (two such buffers: the next chunk's loads are in flight while the
+/// current one updates the tile's rows).
+constexpr int kRowsStage = 64;
+
 /// Dynamic shared memory of potrf_rows_kernel for k columns (bytes): the
-/// block's rows and the staged rows of a diagonal tile (32 × kp each, kp =
-/// k rounded up to 32), and the 32 × 32 triangle of the TRSM.
-std::size_t rows_kernel_smem(int k) {
+/// block's rows (32 × kp, kp = k rounded up to 32), two staging buffers of a
+/// diagonal tile's rows (32 × kRowsStage each; one when kp ≤ kRowsStage), and
+/// the 32 × 32 triangle of the TRSM. At k = 256: 104 KB, so that two blocks
+/// fit one H200 multiprocessor (228 KB): a panel taller than 132 tiles of
+/// 32 rows then runs in one wave.
+/// Unchunked (`chunked` false, the launch of panels of at most one tile a
+/// multiprocessor): the whole 32 × kp of a diagonal tile's finished columns
+/// staged at once, 136 KiB at k = 256.
+std::size_t rows_kernel_smem(int k, bool chunked = true) {
   const std::size_t kp = static_cast<std::size_t>((k + kRowsTile - 1) / kRowsTile) * kRowsTile;
-  return sizeof(double) * (2 * kp * kRowsTile + kRowsTile * kRowsTile);
+  const std::size_t stage = !chunked ? kp : kp > kRowsStage ? 2 * kRowsStage : kRowsStage;
+  return sizeof(double) * ((kp + stage) * kRowsTile + kRowsTile * kRowsTile);
 }
 
 /// dst[e] = load(e) for the thread's e in [0, n) (e ≡ threadIdx.x modulo
@@ -345,6 +357,7 @@ __device__ __forceinline__ void solve_rows_spread(double* X, const double* T, in
 /// update, the wait for flag j = 2 and the staging of L(j, j), the
 /// factorisation or solve, and the write-out; [kPanelRowsTraceWords − 3]
 /// the SM, [− 2] clock64 and [− 1] globaltimer at the end.
+template <bool kChunked>
 __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, double* __restrict__ P, int ldp,
                                                                   int* __restrict__ info, int* __restrict__ sync,
                                                                   long long* __restrict__ trace, unsigned spin_ns) {
@@ -353,9 +366,14 @@ __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, 
   __shared__ int s_tile;
   __shared__ __align__(16) double s_col[2 * TR];  // factor_diag_block's column buffers
   const int kp = (k + TR - 1) / TR * TR, nblk = kp / TR;
+  constexpr int CH = kRowsStage;
+  // Columns of S: the chunks' two buffers (one when kp ≤ CH: cb < kp), or kp.
+  const int stage = !kChunked ? kp : kp > CH ? 2 * CH : CH;
   double* own = smem;          // own[c·TR + r] = P(row0 + r, c)
-  double* S = smem + kp * TR;  // S[c·TR + i] = L(cb + i, c), c < cb: the diagonal tile's finished columns
-  double* T = S + kp * TR;     // T[kk·TR + c] = L(cb + c, cb + kk) below the diagonal, 1 / L(cb + kk, cb + kk) on it
+  // S: two buffers of CH columns, S[(q & 1)·CH·TR + c·TR + i] = L(cb + i,
+  // q·CH + c) for chunk q of the diagonal tile's finished columns (< cb).
+  double* S = smem + kp * TR;
+  double* T = S + stage * TR;  // T[kk·TR + c] = L(cb + c, cb + kk) below the diagonal, 1 / L(cb + kk, cb + kk) on it
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid == 0) s_tile = atomicAdd(sync, 1);
   __syncthreads();
@@ -393,12 +411,39 @@ __global__ void __launch_bounds__(kRowsThreads) potrf_rows_kernel(int m, int k, 
         wait_flag(j, 1);
         if (tr) tr[2 + 5 * j] = clock64();
         __syncthreads();
-        fill_batched(S, cb * TR, [&](int e) {
-          const int c = e / TR, i = e % TR;
-          return i < w ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
-        });
-        __syncthreads();
-        update_block(own, S, 0, cb, cb, warp, lane);
+        if constexpr (!kChunked) {
+          fill_batched(S, cb * TR, [&](int e) {
+            const int c = e / TR, i = e % TR;
+            return i < w ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
+          });
+          __syncthreads();
+          update_block(own, S, 0, cb, cb, warp, lane);
+        } else {
+        // Chunk q (columns q·CH .. of the diagonal tile's rows) in registers
+        // (CH·TR / kRowsThreads = 8 a thread), then in buffer q & 1; chunk
+        // q + 1's loads are issued before chunk q's update. Buffer q & 1 was
+        // last read by chunk q − 2's update, before the previous barrier.
+        constexpr int PER = CH * TR / kRowsThreads;
+        static_assert(PER * kRowsThreads == CH * TR, "a chunk is whole loads per thread");
+        double v[PER];
+        auto load = [&](int q) {
+#pragma unroll
+          for (int u = 0; u < PER; ++u) {
+            const int e = tid + u * kRowsThreads, c = q * CH + e / TR, i = e % TR;
+            v[u] = i < w && c < cb ? __ldcg(P + cb + i + static_cast<long long>(c) * ldp) : 0.0;
+          }
+        };
+        const int nch = (cb + CH - 1) / CH;
+        load(0);
+        for (int q = 0; q < nch; ++q) {
+          double* buf = S + (q & 1) * CH * TR;
+#pragma unroll
+          for (int u = 0; u < PER; ++u) buf[tid + u * kRowsThreads] = v[u];
+          __syncthreads();
+          if (q + 1 < nch) load(q + 1);
+          update_block(own, buf - q * CH * TR, q * CH, min(cb, (q + 1) * CH), cb, warp, lane);
+        }
+        }
       } else if (tr) {
         tr[2 + 5 * j] = clock64();
       }
@@ -564,28 +609,85 @@ bool gpu_potrf_panel_rows_fits(int k) {
   return static_cast<long long>(rows_kernel_smem(k)) <= lim.load();
 }
 
+namespace {
+/// Raises potrf_rows_kernel's shared-memory limit on the current device to
+/// `smem` bytes, and at least to what kPanelRowsMaxK needs (a setting of the
+/// device's function, the same for every thread; raised only, never
+/// lowered), and asks for the largest shared-memory carve-out, so that two
+/// blocks of 104 KiB share a multiprocessor. smem ≤ the device's opt-in
+/// limit. False when CUDA refuses.
+template <bool kChunked>
+bool raise_rows_kernel_smem(int smem) {
+  static std::atomic<int> raised[64] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  std::atomic<int>& done = raised[dev & 63];
+  if (done.load() >= std::max(smem, 1)) return true;
+  const int want = std::max(
+      smem, gpu_potrf_panel_rows_fits(kPanelRowsMaxK) ? static_cast<int>(rows_kernel_smem(kPanelRowsMaxK)) : 0);
+  if (cudaFuncSetAttribute(potrf_rows_kernel<kChunked>, cudaFuncAttributeMaxDynamicSharedMemorySize, want) !=
+          cudaSuccess ||
+      cudaFuncSetAttribute(potrf_rows_kernel<kChunked>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+    return false;
+  int seen = done.load();
+  while (seen < want && !done.compare_exchange_weak(seen, want)) {
+  }
+  return true;
+}
+}  // namespace
+
+int gpu_potrf_panel_rows_blocks_per_sm(int k) {
+  if (!gpu_potrf_panel_rows_fits(k) || !raise_rows_kernel_smem<true>(static_cast<int>(rows_kernel_smem(k)))) return 0;
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, potrf_rows_kernel<true>, kRowsThreads, rows_kernel_smem(k)) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P, int ldp, int* info, int* sync,
                                     long long* trace) {
   if (k < 0 || k > kPanelRowsMaxK || m < k || ldp < std::max(m, 1)) return CUBLAS_STATUS_INVALID_VALUE;
   if (k == 0) return CUBLAS_STATUS_SUCCESS;
   if (!gpu_potrf_panel_rows_fits(k)) return CUBLAS_STATUS_NOT_SUPPORTED;
   const int nblk = (k + kRowsTile - 1) / kRowsTile;
-  // The kernel's shared-memory limit, raised once per device (a setting of
-  // the device's function, the same for every thread) to what k needs, up
-  // to what kPanelRowsMaxK needs.
-  const int smem = static_cast<int>(rows_kernel_smem(k));
-  static std::atomic<int> raised[64] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
-  std::atomic<int>& done = raised[dev & 63];
-  if (smem > 48 * 1024 && done.load() < smem) {
-    const int want = gpu_potrf_panel_rows_fits(kPanelRowsMaxK) ? static_cast<int>(rows_kernel_smem(kPanelRowsMaxK)) : smem;
-    if (cudaFuncSetAttribute(potrf_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, want) != cudaSuccess)
-      return CUBLAS_STATUS_EXECUTION_FAILED;
-    int seen = done.load();
-    while (seen < want && !done.compare_exchange_weak(seen, want)) {
+  const unsigned tiles = static_cast<unsigned>((static_cast<long long>(m) + kRowsTile - 1) / kRowsTile);
+  // A panel of no more tiles than the device has multiprocessors runs the
+  // unchunked kernel (session 40's: a diagonal tile's finished columns
+  // staged at once) with more than half a multiprocessor's shared memory,
+  // one tile a multiprocessor. A taller panel runs the chunked kernel, two
+  // tiles a multiprocessor, so that it runs in one wave. (On the H200 the
+  // chunked kernel's 32-column diagonal block took ~10,600 cycles against
+  // ~8,000 for the unchunked one, even one tile a multiprocessor: 897 × 100
+  // in 42.5 against 37.8 µs; session 42. Why was not found: no SASS was
+  // compared.)
+  int smem = static_cast<int>(rows_kernel_smem(k));
+  bool chunked = true;
+  {
+    static std::atomic<int> nsm[64] = {}, spread[64] = {}, optin_of[64] = {};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (nsm[dev & 63].load() == 0) {
+      int n = 0, per_sm = 0, optin = 0;
+      if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+          cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+          cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+      spread[dev & 63].store(std::min(per_sm / 2 + 1024, optin));
+      optin_of[dev & 63].store(optin);
+      nsm[dev & 63].store(std::max(n, 1));
+    }
+    const int whole = static_cast<int>(rows_kernel_smem(k, false));
+    if (tiles <= static_cast<unsigned>(nsm[dev & 63].load()) && whole <= optin_of[dev & 63].load()) {
+      chunked = false;
+      smem = std::max(whole, spread[dev & 63].load());
     }
   }
+  if (!(chunked ? raise_rows_kernel_smem<true>(smem) : raise_rows_kernel_smem<false>(smem)))
+    return CUBLAS_STATUS_EXECUTION_FAILED;
   if (cudaMemsetAsync(sync, 0, sizeof(int) * static_cast<std::size_t>(1 + nblk), stream) != cudaSuccess)
     return CUBLAS_STATUS_EXECUTION_FAILED;
   // Measurement knob, read once: STARFRONT_GPU_ROWS_SPIN_NS=N (0 to 10000)
@@ -596,8 +698,11 @@ cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P
     const long v = e ? std::strtol(e, nullptr, 10) : 0;
     return static_cast<unsigned>(std::clamp<long>(v, 0, 10000));
   }();
-  const unsigned tiles = static_cast<unsigned>((static_cast<long long>(m) + kRowsTile - 1) / kRowsTile);
-  potrf_rows_kernel<<<tiles, kRowsThreads, rows_kernel_smem(k), stream>>>(m, k, P, ldp, info, sync, trace, spin_ns);
+  const std::size_t bytes = static_cast<std::size_t>(smem);
+  if (chunked)
+    potrf_rows_kernel<true><<<tiles, kRowsThreads, bytes, stream>>>(m, k, P, ldp, info, sync, trace, spin_ns);
+  else
+    potrf_rows_kernel<false><<<tiles, kRowsThreads, bytes, stream>>>(m, k, P, ldp, info, sync, trace, spin_ns);
   return cudaGetLastError() == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 

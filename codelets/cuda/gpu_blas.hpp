@@ -113,11 +113,27 @@ constexpr int kPanelRowsSyncInts = 1 + kPanelRowsMaxK / 32;
 constexpr int kPanelRowsTraceWords = 48;
 
 /// True when the current device can run gpu_potrf_panel_rows with k
-/// columns: 0 ≤ k ≤ kPanelRowsMaxK and its 2·32·⌈k/32⌉·32 + 32² doubles of
-/// shared memory a block within the device's opt-in limit (136 KiB at
-/// k = 256: the H100 and H200 have 227 KiB; a V100 96). False when the
-/// device cannot be queried. Thread-safe; the limit is read once per device.
+/// columns: 0 ≤ k ≤ kPanelRowsMaxK and its 32·(⌈k/32⌉·32 + s) + 32² doubles
+/// of shared memory a block (s = 128 staged columns, 64 when k ≤ 64) within
+/// the device's opt-in limit (104 KiB at k = 256: the H100 and H200 have
+/// 227 KiB; a V100 96). False when the device cannot be queried.
+/// Thread-safe; the limit is read once per device.
 bool gpu_potrf_panel_rows_fits(int k);
+
+/// Thread blocks of gpu_potrf_panel_rows's kernel (one per tile of 32 rows)
+/// that one multiprocessor of the current device holds at once with k
+/// columns (CUDA's occupancy calculator: shared memory, registers,
+/// threads); 0 when k does not fit or CUDA cannot tell. 2 on the H200 at
+/// k = 256 (104 KiB and 128 registers a thread), so that a panel of more
+/// tiles than the device has multiprocessors (up to 264 tiles, 8,448 rows,
+/// on the H200) runs in one wave: a tile's block holds its multiprocessor
+/// for the whole chain of diagonal blocks, and a second wave waits for the
+/// first (5332 × 256 took 160–200 µs in lap3d 60³ with one block a
+/// multiprocessor, 109 µs alone with two; bench/README.md, session 42).
+/// Panels of at most one tile a multiprocessor run an unchunked variant of
+/// the kernel (a diagonal tile's finished columns staged at once, 136 KiB at
+/// k = 256), one tile a multiprocessor (gpu_potrf_panel_rows).
+int gpu_potrf_panel_rows_blocks_per_sm(int k);
 
 /// What gpu_potrf_panel computes (P11 = L11·L11ᵀ, L21 = P21·L11⁻ᵀ in place,
 /// info as LAPACK's; the strictly upper triangle of each 32×32 diagonal

@@ -566,6 +566,17 @@ bool blocked_front_lookahead() {
   return on;
 }
 
+/// Width of the column panels of the blocked factorisation's updates
+/// (front_cholesky), a measurement knob: STARFRONT_GPU_FRONT_UPDATE_PANEL=P
+/// (decimal, read once) splits an update of more than 2P fully-summed
+/// columns into panels of P (a DSYRK of each panel's diagonal block, a
+/// DGEMM of its rows below, instead of one DSYRK of the whole triangle and
+/// one DGEMM). 0 (default): no split.
+int blocked_front_update_panel() {
+  static const int p = env_int("STARFRONT_GPU_FRONT_UPDATE_PANEL", 0, 1 << 20, 0);
+  return p;
+}
+
 /// Whether the blocked factorisation (front_cholesky) factorises a block of
 /// at most kPanelRowsMaxK columns with gpu_potrf_panel_rows: its DPOTRF and
 /// the TRSM of all its rows below in one launch, instead of cuSOLVER's
@@ -580,14 +591,36 @@ bool blocked_front_rows_kernel() {
   return on;
 }
 
+/// The blocked factorisation's timeline (front_cholesky with the look-ahead),
+/// a measurement aid: STARFRONT_GPU_BLOCK_TRACE=K (decimal, read once) prints
+/// to stderr, for every blocked front with at least K fully-summed columns,
+/// one line a block of columns: when (µs after the front's first block was
+/// handed over, by CUDA events) the side stream started and ended its
+/// factorisation and TRSM, and when the worker's stream got it, ended the
+/// next block's update and ended the trailing update. It synchronises the
+/// worker's stream after each such front. 0 (default): off.
+int blocked_front_trace_min_k() {
+  static const int k = env_int("STARFRONT_GPU_BLOCK_TRACE", 0, 1 << 30, 0);
+  return k;
+}
+
+/// Fully-summed columns from which a large front keeps blocks of 512 by
+/// default (blocked_front_columns).
+constexpr int kLargeFrontWideBlocksK = 8192;
+
 /// Width of the column blocks of a blocked front factorisation
 /// (front_cholesky), or 0 for none. front_cholesky asks only for a mapped
 /// panel (its L copied home by the task) whose k fully-summed columns would
 /// go to cuSOLVER's DPOTRF in one call (gpu_front_potrf: k > 256 by default,
 /// any k under STARFRONT_GPU_POTRF=cusolver). Large fronts, k at least
 /// STARFRONT_GPU_FRONT_BLOCK_MIN_K (default 2048), take blocks of
-/// STARFRONT_GPU_FRONT_BLOCK columns (default
-/// 512; 0 turns the blocking off). Why: the copy of L home then overlaps
+/// STARFRONT_GPU_FRONT_BLOCK columns (0 turns the blocking off). By default
+/// 256 below k = kLargeFrontWideBlocksK where gpu_potrf_panel_rows takes
+/// them (the DPOTRF and TRSM of a block in one launch), else 512. On the
+/// H200, lap3d 60³'s root (k = 5361) took 4.5 ms by blocks of 256 against
+/// 5.8 by blocks of 512, in both cases bound by the chain of blocks
+/// (bench/README.md, session 42); larger roots, where the trailing updates
+/// weigh more, were not measured with 256 and keep 512. Why blocks at all: the copy of L home then overlaps
 /// the factorisation of the blocks after it instead of following the whole
 /// DPOTRF (lap3d 60³'s 5361-column root: 115 MB, after the last task).
 /// The blocked factorisation itself is slower than one DPOTRF: on the H200
@@ -612,11 +645,17 @@ bool blocked_front_rows_kernel() {
 /// no faster). All four knobs are decimal integers, read once; others are
 /// ignored.
 int blocked_front_columns(int k) {
-  static const int nb = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, 512);
+  // (-1: the default, by k below.)
+  static const int nb_env = env_int("STARFRONT_GPU_FRONT_BLOCK", 0, 1 << 20, -1);
   static const int min_k = env_int("STARFRONT_GPU_FRONT_BLOCK_MIN_K", 1, 1 << 30, 2048);
   static const int mid_nb = env_int("STARFRONT_GPU_FRONT_MID_BLOCK", 0, kPanelRowsMaxK, kPanelRowsMaxK);
   static const int mid_min_k = env_int("STARFRONT_GPU_FRONT_MID_MIN_K", 1, 1 << 30, 257);
-  if (k >= min_k) return nb > 0 && k > nb ? nb : 0;
+  if (k >= min_k) {
+    const bool narrow =
+        k < kLargeFrontWideBlocksK && blocked_front_rows_kernel() && gpu_potrf_panel_rows_fits(kPanelRowsMaxK);
+    const int nb = nb_env >= 0 ? nb_env : narrow ? kPanelRowsMaxK : 512;
+    return nb > 0 && k > nb ? nb : 0;
+  }
   if (mid_nb == 0 || k < mid_min_k || k <= mid_nb) return 0;
   return blocked_front_rows_kernel() && gpu_potrf_panel_rows_fits(mid_nb) ? mid_nb : 0;
 }
@@ -1252,8 +1291,8 @@ bool assemble_untiled_front(const TaskGraph& G, const Task& t, void* buffers[], 
 /// panel is freed on the worker's stream and nothing is copied. A mapped
 /// panel whose k columns would take cuSOLVER's DPOTRF in one call
 /// (gpu_front_potrf) may be factorised by blocks of columns instead
-/// (blocked_front_columns: by default blocks of 512 from k = 2048, blocks
-/// of 256 through gpu_potrf_panel_rows for 257 ≤ k < 2048), each
+/// (blocked_front_columns: by default blocks of 256 through
+/// gpu_potrf_panel_rows for 257 ≤ k < 8192, blocks of 512 above), each
 /// block's L sent home as soon as it is final; a failure there frees the
 /// panel after the blocks already queued for the copy.
 void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext& ctx, GpuPivotSlot* slot,
@@ -1433,8 +1472,17 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // The update of columns [c0, c1) (fully summed, c0 >= j0 + jb) and of all
   // their rows below c0 by the block of columns [j0, j0 + jb): DSYRK of the
   // diagonal block, DGEMM of the rows below it.
-  auto update = [&](int j0, int jb, int c0, int c1) {
+  // With STARFRONT_GPU_FRONT_UPDATE_PANEL=P (blocked_front_update_panel),
+  // a wider update goes by panels of P columns: each a DSYRK of its P × P
+  // diagonal block and a DGEMM of all its rows below.
+  const int upanel = blocked_front_update_panel();
+  std::function<bool(int, int, int, int)> update = [&](int j0, int jb, int c0, int c1) {
     if (c1 <= c0) return true;
+    if (upanel > 0 && c1 - c0 > 2 * upanel) {
+      for (int c = c0; c < c1; c += upanel)
+        if (!update(j0, jb, c, std::min(c + upanel, c1))) return false;
+      return true;
+    }
     const double* Lc = column(j0) + c0;  // rows c0.. of the block's columns
     double* C = column(c0) + c0;
     const int w2 = c1 - c0;
@@ -1456,12 +1504,30 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
       }
       return true;
     }
+    // STARFRONT_GPU_BLOCK_TRACE: five events a block (blocked_front_trace_min_k).
+    const int trace_k = blocked_front_trace_min_k();
+    const bool trace = trace_k > 0 && ik >= trace_k;
+    thread_local std::vector<cudaEvent_t> tev;
+    const int nblk = (ik + nb - 1) / nb;
+    auto stamp = [&](int blk, int what, cudaStream_t on) {
+      if (!trace) return;
+      const std::size_t i = static_cast<std::size_t>(blk) * 5 + static_cast<std::size_t>(what);
+      while (tev.size() <= i) {
+        cudaEvent_t e = nullptr;
+        if (cudaEventCreate(&e) != cudaSuccess) return;
+        tev.push_back(e);
+      }
+      (void)cudaEventRecord(tev[i], on);
+    };
     // Block 0 on the side stream once the front is assembled.
     auto hand_over = [&](int j0, int jb) {
-      return cuda_ok(cudaEventRecord(w.side_go, stream), "cudaEventRecord", G, t, ctx) &&
-             cuda_ok(cudaStreamWaitEvent(w.side_stream, w.side_go, 0), "cudaStreamWaitEvent", G, t, ctx) &&
-             factor_block(j0, jb, w.side_stream, w.side_solver, w.side_blas) &&
-             cuda_ok(cudaEventRecord(w.side_done, w.side_stream), "cudaEventRecord", G, t, ctx) &&
+      if (!cuda_ok(cudaEventRecord(w.side_go, stream), "cudaEventRecord", G, t, ctx) ||
+          !cuda_ok(cudaStreamWaitEvent(w.side_stream, w.side_go, 0), "cudaStreamWaitEvent", G, t, ctx))
+        return false;
+      stamp(j0 / nb, 0, w.side_stream);
+      if (!factor_block(j0, jb, w.side_stream, w.side_solver, w.side_blas)) return false;
+      stamp(j0 / nb, 1, w.side_stream);
+      return cuda_ok(cudaEventRecord(w.side_done, w.side_stream), "cudaEventRecord", G, t, ctx) &&
              copy_home(j0, j0 + jb, w.side_stream);
     };
     if (!hand_over(0, std::min(nb, ik))) return false;
@@ -1469,9 +1535,32 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
       const int jb = std::min(nb, ik - j0), j1 = j0 + jb;
       // Block j0 is final (its DPOTRF and TRSM on the side stream).
       if (!cuda_ok(cudaStreamWaitEvent(stream, w.side_done, 0), "cudaStreamWaitEvent", G, t, ctx)) return false;
+      stamp(j0 / nb, 2, stream);
       if (j1 >= ik) break;
       const int c1 = std::min(j1 + nb, ik);
-      if (!update(j0, jb, j1, c1) || !hand_over(j1, c1 - j1) || !update(j0, jb, c1, ik)) return false;
+      if (!update(j0, jb, j1, c1)) return false;
+      stamp(j0 / nb, 3, stream);
+      if (!hand_over(j1, c1 - j1) || !update(j0, jb, c1, ik)) return false;
+      stamp(j0 / nb, 4, stream);
+    }
+    if (trace && cudaStreamSynchronize(stream) == cudaSuccess &&
+        tev.size() >= static_cast<std::size_t>(nblk - 1) * 5 + 3) {  // (the last block: three stamps)
+      auto us = [&](int blk, int what) {
+        float ms = 0;
+        const cudaEvent_t e = tev[static_cast<std::size_t>(blk) * 5 + static_cast<std::size_t>(what)];
+        return cudaEventElapsedTime(&ms, tev[0], e) == cudaSuccess ? 1e3 * ms : -1.0;
+      };
+      std::string line = "gpu block trace " + task_name(G, t) + " m " + std::to_string(m) + " k " +
+                         std::to_string(k) + " nb " + std::to_string(nb) + " (us: side start-end | worker has it, "
+                         "next updated, trailing updated):";
+      char buf[160];
+      for (int b = 0; b < nblk; ++b) {
+        const bool last = b + 1 == nblk;
+        std::snprintf(buf, sizeof buf, " [%d] %.0f-%.0f | %.0f %.0f %.0f;", b, us(b, 0), us(b, 1), us(b, 2),
+                      last ? 0.0 : us(b, 3), last ? 0.0 : us(b, 4));
+        line += buf;
+      }
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
     return true;
   };

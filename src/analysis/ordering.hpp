@@ -3,8 +3,10 @@
 //
 // order_scotch builds the adjacency graph of the symmetric matrix whose lower
 // triangle is A (every off-diagonal entry (i, j) gives the edges i-j and j-i;
-// diagonal entries give no self loop), checks it with SCOTCH_graphCheck and
-// orders it with SCOTCH_graphOrder under this strategy (kScotchStrategy in
+// diagonal entries give no self loop) and orders it with SCOTCH_graphOrder
+// (not SCOTCH_graphCheck, whose cost grows as the sum of the squared degrees:
+// a matrix with dense rows took minutes there; the graph is correct by
+// construction from a checked CSC) under this strategy (kScotchStrategy in
 // ordering.cpp, written in Scotch's strategy grammar):
 //   c{rat=0.7, cpr=ND, unc=ND}   order the compressed graph (vertices with
 //                                identical adjacency merged) when compression
@@ -30,7 +32,8 @@
 // and its own random generator reset at every call, so the same matrix gives
 // the same permutation in every call and every process.
 //
-// Inputs/outputs: A (validated by the caller with check_lower_csc); perm[k] =
+// Inputs/outputs: A (checked again here with check_lower_csc: an invalid A
+// gives check_lower_csc's error, perm untouched); perm[k] =
 // original index of pivot k, a bijection of 0..n-1 (validated before return).
 // Workspace: the graph (n+1 + 2*offdiag(A) SCOTCH_Num) and Scotch's own.
 // Failure: unsupported when n or 2*offdiag(A) does not fit Scotch's 32-bit

@@ -368,6 +368,41 @@ TEST(AnalysisOrdering, ScotchHandlesDegenerateGraphs) {
   }
 }
 
+// order_scotch checks its input itself (it no longer relies on
+// SCOTCH_graphCheck): a column with a repeated or unsorted row index, or an
+// index out of range, gives an error and leaves perm as it was. A dense
+// matrix (every vertex adjacent to all others) orders to a permutation.
+TEST(AnalysisOrdering, ScotchRejectsAnInvalidCscAndOrdersADenseOne) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace2d(6, A).ok());
+  const std::vector<idx_t> before{7, 7, 7};
+  for (int fault = 0; fault < 3; ++fault) {
+    CscMatrix B = A;
+    const idx_t p = B.colptr[3] + 1;  // column 3's second entry (below the diagonal)
+    if (fault == 0) B.rowind[p] = B.rowind[p - 1];        // repeated
+    if (fault == 1) std::swap(B.rowind[p], B.rowind[p + 1]);  // unsorted
+    if (fault == 2) B.rowind[p] = B.n + 5;                // out of range
+    std::vector<idx_t> perm = before;
+    EXPECT_FALSE(order_scotch(B, perm).ok()) << "fault " << fault;
+    EXPECT_EQ(perm, before) << "fault " << fault;
+  }
+  CscMatrix D;
+  D.n = 60;
+  D.colptr.assign(61, 0);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (idx_t j = 0; j < D.n; ++j) {
+    for (idx_t i = j; i < D.n; ++i) {
+      D.rowind.push_back(i);
+      D.values.push_back(i == j ? 60.0 : u(rng));
+    }
+    D.colptr[j + 1] = static_cast<idx_t>(D.rowind.size());
+  }
+  std::vector<idx_t> perm;
+  ASSERT_TRUE(order_scotch(D, perm).ok());
+  EXPECT_TRUE(check_permutation(perm, D.n).ok());
+}
+
 // Nested dissection must beat the natural order by far on a 2D grid.
 TEST(AnalysisDriver, ScotchReducesFillOnGrid) {
   CscMatrix A;

@@ -271,7 +271,7 @@ TEST_P(GpuPotrfPanelRows, MatchesLapackDpotrfAndDtrsm) {
 // k from 1 to the kernel's limit of 256: one and several 32-column blocks,
 // partial last blocks (rows below the diagonal block in the same tile),
 // square panels, a partial last tile of rows, and 40,000 rows (1,250
-// thread blocks of 136 KiB shared memory each: more than the GPU holds at
+// thread blocks of 104 KiB shared memory each: more than the GPU holds at
 // once, so later tiles wait for earlier ones that must finish first).
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanelRows,
                          ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{31, 31},
@@ -400,8 +400,8 @@ TEST(GpuPotrfPanelFailure, RejectsBadSizes) {
             CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel_rows(nullptr, 5, 0, nullptr, 5, nullptr, nullptr), CUBLAS_STATUS_SUCCESS);
   // The shared-memory check: sizes outside the kernel's range never fit;
-  // k = 32 needs 24 KiB (no opt-in); k = 256 fits exactly when the device's
-  // opt-in limit holds 2·32·256 + 32² doubles.
+  // k = 32 needs 32 KiB (no opt-in); k = 256 fits exactly when the device's
+  // opt-in limit holds 32·(256 + 128) + 32² doubles.
   EXPECT_FALSE(gpu_potrf_panel_rows_fits(-1));
   EXPECT_FALSE(gpu_potrf_panel_rows_fits(kPanelRowsMaxK + 1));
   EXPECT_TRUE(gpu_potrf_panel_rows_fits(32));
@@ -409,7 +409,18 @@ TEST(GpuPotrfPanelFailure, RejectsBadSizes) {
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), cudaSuccess);
   EXPECT_EQ(gpu_potrf_panel_rows_fits(kPanelRowsMaxK),
-            static_cast<long long>(sizeof(double)) * (2 * 32 * kPanelRowsMaxK + 32 * 32) <= optin);
+            static_cast<long long>(sizeof(double)) * (32 * (kPanelRowsMaxK + 128) + 32 * 32) <= optin);
+  EXPECT_EQ(gpu_potrf_panel_rows_blocks_per_sm(-1), 0);
+  EXPECT_EQ(gpu_potrf_panel_rows_blocks_per_sm(kPanelRowsMaxK + 1), 0);
+  // Two tiles a multiprocessor at k = 256 where the device has room for
+  // them (shared memory and registers), as on the H100 and H200.
+  int per_sm = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), cudaSuccess);
+  if (per_sm >= 2 * (static_cast<int>(sizeof(double)) * (32 * (kPanelRowsMaxK + 128) + 32 * 32) + 2048)) {
+    EXPECT_GE(gpu_potrf_panel_rows_blocks_per_sm(kPanelRowsMaxK), 2)
+        << "potrf_rows_kernel uses more than 128 registers a thread, or the carve-out was refused";
+  }
+  EXPECT_GE(gpu_potrf_panel_rows_blocks_per_sm(32), 2);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, 6, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 5, -1, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);
   EXPECT_EQ(gpu_potrf_panel(c.h, 6, 5, nullptr, 5, nullptr), CUBLAS_STATUS_INVALID_VALUE);  // ld < m
