@@ -55,7 +55,13 @@ inline Status dense_spd(long long n, CscMatrix& A) {
 /// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N / dense:N
 /// (generated).
 inline Status load(const std::string& in, CscMatrix& A) {
-  if (in.rfind("dense:", 0) == 0) return dense_spd(std::atoll(in.c_str() + 6), A);
+  if (in.rfind("dense:", 0) == 0) {
+    char* end = nullptr;
+    const long long n = std::strtoll(in.c_str() + 6, &end, 10);
+    if (end == in.c_str() + 6 || *end != '\0')
+      return Status::error(StatusCode::invalid_argument, "dense:N: '" + in + "' does not end in an integer N");
+    return dense_spd(n, A);
+  }
   if (in.rfind("lap3d:", 0) == 0) {
     const int N = std::atoi(in.c_str() + 6);
     const char* c = std::strchr(in.c_str() + 6, ':');

@@ -193,11 +193,14 @@ constexpr int kRowsStage = 64;
 /// Unchunked (`chunked` false, the launch of panels of at most one tile a
 /// multiprocessor): the whole 32 × kp of a diagonal tile's finished columns
 /// staged at once, 136 KiB at k = 256.
-std::size_t rows_kernel_smem(int k, bool chunked = true) {
+constexpr std::size_t rows_kernel_smem(int k, bool chunked = true) {
   const std::size_t kp = static_cast<std::size_t>((k + kRowsTile - 1) / kRowsTile) * kRowsTile;
   const std::size_t stage = !chunked ? kp : kp > kRowsStage ? 2 * kRowsStage : kRowsStage;
   return sizeof(double) * ((kp + stage) * kRowsTile + kRowsTile * kRowsTile);
 }
+static_assert(rows_kernel_smem(256) == 106496 && rows_kernel_smem(32) == 32768 &&
+                  rows_kernel_smem(256, false) == 139264 && rows_kernel_smem(64) == 40960,
+              "potrf_rows_kernel's shared memory: two chunked tiles of k = 256 fit 228 KiB");
 
 /// dst[e] = load(e) for the thread's e in [0, n) (e ≡ threadIdx.x modulo
 /// kRowsThreads), 16 loads in flight per thread: a rolled loop would wait
@@ -638,7 +641,11 @@ bool raise_rows_kernel_smem(int smem) {
 }  // namespace
 
 int gpu_potrf_panel_rows_blocks_per_sm(int k) {
-  if (!gpu_potrf_panel_rows_fits(k) || !raise_rows_kernel_smem<true>(static_cast<int>(rows_kernel_smem(k)))) return 0;
+  if (!gpu_potrf_panel_rows_fits(k)) return 0;
+  if (!raise_rows_kernel_smem<true>(static_cast<int>(rows_kernel_smem(k)))) {
+    (void)cudaGetLastError();
+    return 0;
+  }
   int n = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, potrf_rows_kernel<true>, kRowsThreads, rows_kernel_smem(k)) !=
       cudaSuccess) {

@@ -1509,15 +1509,19 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
     const bool trace = trace_k > 0 && ik >= trace_k;
     thread_local std::vector<cudaEvent_t> tev;
     const int nblk = (ik + nb - 1) / nb;
+    bool traced = trace;  // every stamp of this front recorded
     auto stamp = [&](int blk, int what, cudaStream_t on) {
-      if (!trace) return;
+      if (!traced) return;
       const std::size_t i = static_cast<std::size_t>(blk) * 5 + static_cast<std::size_t>(what);
       while (tev.size() <= i) {
         cudaEvent_t e = nullptr;
-        if (cudaEventCreate(&e) != cudaSuccess) return;
+        if (cudaEventCreate(&e) != cudaSuccess) break;
         tev.push_back(e);
       }
-      (void)cudaEventRecord(tev[i], on);
+      if (tev.size() <= i || cudaEventRecord(tev[i], on) != cudaSuccess) {
+        (void)cudaGetLastError();  // (a measurement aid: its failure is no task's error)
+        traced = false;
+      }
     };
     // Block 0 on the side stream once the front is assembled.
     auto hand_over = [&](int j0, int jb) {
@@ -1543,12 +1547,14 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
       if (!hand_over(j1, c1 - j1) || !update(j0, jb, c1, ik)) return false;
       stamp(j0 / nb, 4, stream);
     }
-    if (trace && cudaStreamSynchronize(stream) == cudaSuccess &&
-        tev.size() >= static_cast<std::size_t>(nblk - 1) * 5 + 3) {  // (the last block: three stamps)
+    if (traced) {
+      if (!cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize (block trace)", G, t, ctx)) return false;
       auto us = [&](int blk, int what) {
         float ms = 0;
         const cudaEvent_t e = tev[static_cast<std::size_t>(blk) * 5 + static_cast<std::size_t>(what)];
-        return cudaEventElapsedTime(&ms, tev[0], e) == cudaSuccess ? 1e3 * ms : -1.0;
+        if (cudaEventElapsedTime(&ms, tev[0], e) == cudaSuccess) return 1e3 * ms;
+        (void)cudaGetLastError();
+        return -1.0;
       };
       std::string line = "gpu block trace " + task_name(G, t) + " m " + std::to_string(m) + " k " +
                          std::to_string(k) + " nb " + std::to_string(nb) + " (us: side start-end | worker has it, "

@@ -379,7 +379,7 @@ TEST(AnalysisOrdering, ScotchRejectsAnInvalidCscAndOrdersADenseOne) {
   for (int fault = 0; fault < 3; ++fault) {
     CscMatrix B = A;
     const idx_t p = B.colptr[3] + 1;  // column 3's second entry (below the diagonal)
-    if (fault == 0) B.rowind[p] = B.rowind[p - 1];        // repeated
+    if (fault == 0) B.rowind[p + 1] = B.rowind[p];        // an off-diagonal entry repeated
     if (fault == 1) std::swap(B.rowind[p], B.rowind[p + 1]);  // unsorted
     if (fault == 2) B.rowind[p] = B.n + 5;                // out of range
     std::vector<idx_t> perm = before;

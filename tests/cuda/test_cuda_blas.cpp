@@ -273,6 +273,8 @@ TEST_P(GpuPotrfPanelRows, MatchesLapackDpotrfAndDtrsm) {
 // square panels, a partial last tile of rows, and 40,000 rows (1,250
 // thread blocks of 104 KiB shared memory each: more than the GPU holds at
 // once, so later tiles wait for earlier ones that must finish first).
+// Panels of more tiles than the device has multiprocessors run the
+// chunked kernel, the others the unchunked one (gpu_potrf_panel_rows).
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanelRows,
                          ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{31, 31},
                                            PanelShape{32, 32}, PanelShape{33, 32}, PanelShape{64, 33},
@@ -280,7 +282,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanelRows,
                                            PanelShape{1000, 89}, PanelShape{897, 100}, PanelShape{1306, 128},
                                            PanelShape{300, 200}, PanelShape{2209, 255}, PanelShape{256, 256},
                                            PanelShape{257, 256}, PanelShape{5000, 256}, PanelShape{700, 12},
-                                           PanelShape{40000, 256}, PanelShape{40000, 70}));
+                                           PanelShape{40000, 256}, PanelShape{40000, 70},
+                                           // more tiles than an H100/H200 has multiprocessors
+                                           // (the chunked kernel): k off 32 and 64, several chunks
+                                           PanelShape{6000, 100}, PanelShape{6000, 255},
+                                           PanelShape{9000, 129}));
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPotrfPanel,
                          ::testing::Values(PanelShape{1, 1}, PanelShape{8, 8}, PanelShape{40, 3}, PanelShape{64, 64},
@@ -304,7 +310,7 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
   const Case cases[] = {{400, 150, 0}, {400, 150, 5}, {400, 150, 63},  {400, 150, 64}, {400, 150, 100},
                         {400, 150, 149}, {100, 20, 0}, {100, 20, 15}, {100, 20, 16}, {100, 20, 19},
                         {32, 32, 31},   {50, 9, 8}, {1000, 256, 31}, {1000, 256, 32}, {1000, 256, 255},
-                        {3000, 200, 199}, {300, 96, 95}};
+                        {3000, 200, 199}, {300, 96, 95}, {6000, 256, 100}, {6000, 200, 199}};
   for (const PanelMethod how : {PanelMethod::launches, PanelMethod::rows})
   for (const bool nan : {false, true})
     for (const Case& cs : cases) {
@@ -340,7 +346,7 @@ TEST(GpuPotrfPanelFailure, FailingPivotGivesLapackInfo) {
 /// does not depend on which thread block takes which tile).
 TEST(GpuPotrfPanelRows, QueuedCallsAndConcurrentStreamsEqualALoneCall) {
   REQUIRE_CUDA_DEVICE();
-  const PanelShape shapes[] = {{1306, 128}, {897, 100}, {2209, 255}, {700, 33}};
+  const PanelShape shapes[] = {{1306, 128}, {897, 100}, {2209, 255}, {700, 33}, {5000, 200}};
   std::mt19937_64 rng(911);
   std::vector<std::vector<double>> host, expect;
   for (const PanelShape& sh : shapes) host.push_back(random_panel(sh.m, sh.k, sh.m, rng));
@@ -356,7 +362,7 @@ TEST(GpuPotrfPanelRows, QueuedCallsAndConcurrentStreamsEqualALoneCall) {
       expect.push_back(d.get());
     }
   }
-  constexpr int kStreams = 4, kRounds = 6;
+  constexpr int kStreams = 4, kRounds = 6, kShapes = static_cast<int>(sizeof shapes / sizeof shapes[0]);
   cudaStream_t st[kStreams];
   for (cudaStream_t& x : st) ASSERT_EQ(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), cudaSuccess);
   std::vector<std::unique_ptr<SyncWords>> sync;
@@ -366,11 +372,11 @@ TEST(GpuPotrfPanelRows, QueuedCallsAndConcurrentStreamsEqualALoneCall) {
   // run on the legacy stream, which the non-blocking streams ignore).
   for (int r = 0; r < kRounds; ++r)
     for (int s = 0; s < kStreams; ++s)
-      arrays.push_back(std::make_unique<DeviceArray>(host[static_cast<std::size_t>((r + s) % 4)]));
+      arrays.push_back(std::make_unique<DeviceArray>(host[static_cast<std::size_t>((r + s) % kShapes)]));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (int r = 0; r < kRounds; ++r)
     for (int s = 0; s < kStreams; ++s) {
-      const std::size_t i = static_cast<std::size_t>((r + s) % 4);
+      const std::size_t i = static_cast<std::size_t>((r + s) % kShapes);
       ASSERT_EQ(gpu_potrf_panel_rows(st[s], shapes[i].m, shapes[i].k, arrays[static_cast<std::size_t>(r * kStreams + s)]->p, shapes[i].m,
                                      info + 1 + r * kStreams + s, sync[static_cast<std::size_t>(s)]->p),
                 CUBLAS_STATUS_SUCCESS);
@@ -380,7 +386,7 @@ TEST(GpuPotrfPanelRows, QueuedCallsAndConcurrentStreamsEqualALoneCall) {
   ASSERT_EQ(cudaMemcpy(h_info.data(), info, sizeof(int) * 64, cudaMemcpyDeviceToHost), cudaSuccess);
   for (int r = 0; r < kRounds; ++r)
     for (int s = 0; s < kStreams; ++s) {
-      const std::size_t i = static_cast<std::size_t>((r + s) % 4);
+      const std::size_t i = static_cast<std::size_t>((r + s) % kShapes);
       EXPECT_EQ(h_info[static_cast<std::size_t>(1 + r * kStreams + s)], 0);
       const std::vector<double> X = arrays[static_cast<std::size_t>(r * kStreams + s)]->get();
       EXPECT_EQ(std::memcmp(X.data(), expect[i].data(), sizeof(double) * X.size()), 0)

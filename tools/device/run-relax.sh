@@ -159,15 +159,12 @@
 #   root      root.md: the blocked factorisation of large fronts on its own
 #             and in lap3d 60^3: gpu_bench --repeat 3 --gpu-graph --no-cpu on
 #             ROOT_MATRICES (default dense:5361 lap3d:60: dense:N is one
-#             front of order N, the order of lap3d 60^3's root) with
+#             front of order N, the order of lap3d 60^3's root; its
+#             analysis timed out before session 42's ordering fix) with
 #             STARFRONT_GPU_BLOCK_TRACE=ROOT_TRACE_K (default 1024: each
 #             block's side-stream and worker-stream times), as built and
 #             with each ROOT_VARIANTS setting (items as in AB_VARIANTS),
 #             ROUNDS alternating rounds
-#   rootncu   rootncu.txt: Nsight Compute's duration (clocks left alone) of
-#             every kernel of gpu_bench --repeat 1 --gpu-graph dense:5361
-#             (ROOTNCU_MATRIX), summed per kernel name, as built and with
-#             each ROOTNCU_VARIANTS setting
 set -uo pipefail
 # shellcheck source=tools/device/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
@@ -481,41 +478,6 @@ if has root; then
       done
     done
   } 2>&1 | tee "$out/root.md"
-fi
-if has rootncu; then
-  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-  {
-    i=0
-    for v in "" ${ROOTNCU_VARIANTS:-}; do
-      split_variant "$v"
-      mtx=${ROOTNCU_MATRIX:-dense:5361}
-      echo "### ncu --clock-control none, ${v:-as built}: gpu_bench --repeat 1 --ncpu ${NCPU:-16} --no-cpu --no-cholmod --no-cusolversp --gpu-graph ${x[*]} $mtx"
-      # shellcheck disable=SC2046
-      env $(tr , ' ' <<<"$e") timeout 300 "$ncu" --clock-control none --csv --print-units base \
-        --kernel-name-base function --metrics gpu__time_duration.sum,launch__grid_size \
-        "$b/bin/gpu_bench" --repeat 1 --ncpu "${NCPU:-16}" --no-cpu --no-cholmod --no-cusolversp --gpu-graph \
-        "${x[@]}" "$mtx" >"$out/rootncu-v$i.csv" 2>&1
-      echo "exit $?"
-      python3 - "$out/rootncu-v$i.csv" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if not rows: print(open(sys.argv[1]).read()[-2000:]); sys.exit()
-h = rows[0]; ki = h.index("Kernel Name"); mi = h.index("Metric Name"); vi = h.index("Metric Value"); ii = h.index("ID")
-per = collections.defaultdict(dict)
-for r in rows[1:]:
-    per[(int(r[ii]), r[ki])][r[mi]] = r[vi].replace(",", "")
-tot = collections.defaultdict(lambda: [0, 0.0, set()])
-for (i, k), m in per.items():
-    t = tot[k]; t[0] += 1; t[1] += float(m.get("gpu__time_duration.sum", "nan")); t[2].add(m.get("launch__grid_size"))
-print("| kernel | launches | total us | mean us | grids |")
-print("|---|---|---|---|---|")
-for k, (n, us, g) in sorted(tot.items(), key=lambda kv: -kv[1][1]):
-    print(f"| {k[:70]} | {n} | {us/1000:.1f} | {us/1000/n:.1f} | {' '.join(sorted(g, key=lambda z: int(z) if z and z.isdigit() else 0))[:60]} |")
-PY
-      xz -f "$out/rootncu-v$i.csv"
-      i=$((i + 1))
-    done
-  } 2>&1 | tee "$out/rootncu.txt"
 fi
 if has tasklog; then
   i=0
