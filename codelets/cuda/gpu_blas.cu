@@ -596,20 +596,51 @@ cudaError_t gpu_fold_info(cudaStream_t stream, int* total, const int* part, int 
   return cudaGetLastError();
 }
 
+namespace {
+/// What potrf_rows_kernel's launch needs of a device, read once per device.
+struct RowsDevice {
+  int optin = 0;   ///< shared memory a block may opt in to (bytes)
+  int nsm = 0;     ///< multiprocessors
+  int spread = 0;  ///< shared memory (bytes) that leaves room for one block a multiprocessor
+};
+
+/// The current device's RowsDevice, or nullptr when CUDA cannot tell (the
+/// query is then tried again at the next call). Thread-safe.
+const RowsDevice* rows_device() {
+  static RowsDevice devices[64];
+  static std::atomic<int> ready[64] = {};  // 0: not read, 1: being read, 2: read
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return nullptr;
+  RowsDevice& d = devices[dev & 63];
+  std::atomic<int>& r = ready[dev & 63];
+  if (r.load(std::memory_order_acquire) == 2) return &d;
+  int expected = 0;
+  if (!r.compare_exchange_strong(expected, 1)) {
+    while (r.load(std::memory_order_acquire) == 1) {
+    }
+    return r.load(std::memory_order_acquire) == 2 ? &d : nullptr;
+  }
+  int n = 0, per_sm = 0, optin = 0;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    r.store(0, std::memory_order_release);
+    return nullptr;
+  }
+  d.optin = optin;
+  d.nsm = std::max(n, 1);
+  d.spread = std::min(per_sm / 2 + 1024, optin);
+  r.store(2, std::memory_order_release);
+  return &d;
+}
+}  // namespace
+
 bool gpu_potrf_panel_rows_fits(int k) {
   if (k < 0 || k > kPanelRowsMaxK) return false;
   if (rows_kernel_smem(k) <= 48 * 1024) return true;  // no opt-in needed
-  // The device's opt-in limit per block, read once per device.
-  static std::atomic<long long> optin[64] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return false;
-  std::atomic<long long>& lim = optin[dev & 63];
-  if (lim.load() == 0) {
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return false;
-    lim.store(v > 0 ? v : -1);
-  }
-  return static_cast<long long>(rows_kernel_smem(k)) <= lim.load();
+  const RowsDevice* d = rows_device();
+  return d && static_cast<long long>(rows_kernel_smem(k)) <= d->optin;
 }
 
 namespace {
@@ -673,25 +704,12 @@ cublasStatus_t gpu_potrf_panel_rows(cudaStream_t stream, int m, int k, double* P
   // compared.)
   int smem = static_cast<int>(rows_kernel_smem(k));
   bool chunked = true;
-  {
-    static std::atomic<int> nsm[64] = {}, spread[64] = {}, optin_of[64] = {};
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return CUBLAS_STATUS_EXECUTION_FAILED;
-    if (nsm[dev & 63].load() == 0) {
-      int n = 0, per_sm = 0, optin = 0;
-      if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-          cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
-          cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
-        return CUBLAS_STATUS_EXECUTION_FAILED;
-      spread[dev & 63].store(std::min(per_sm / 2 + 1024, optin));
-      optin_of[dev & 63].store(optin);
-      nsm[dev & 63].store(std::max(n, 1));
-    }
-    const int whole = static_cast<int>(rows_kernel_smem(k, false));
-    if (tiles <= static_cast<unsigned>(nsm[dev & 63].load()) && whole <= optin_of[dev & 63].load()) {
-      chunked = false;
-      smem = std::max(whole, spread[dev & 63].load());
-    }
+  const RowsDevice* d = rows_device();
+  if (!d) return CUBLAS_STATUS_EXECUTION_FAILED;
+  const int whole = static_cast<int>(rows_kernel_smem(k, false));
+  if (tiles <= static_cast<unsigned>(d->nsm) && whole <= d->optin) {
+    chunked = false;
+    smem = std::max(whole, d->spread);
   }
   if (!(chunked ? raise_rows_kernel_smem<true>(smem) : raise_rows_kernel_smem<false>(smem)))
     return CUBLAS_STATUS_EXECUTION_FAILED;

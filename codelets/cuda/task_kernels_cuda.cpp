@@ -1472,17 +1472,8 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
   // The update of columns [c0, c1) (fully summed, c0 >= j0 + jb) and of all
   // their rows below c0 by the block of columns [j0, j0 + jb): DSYRK of the
   // diagonal block, DGEMM of the rows below it.
-  // With STARFRONT_GPU_FRONT_UPDATE_PANEL=P (blocked_front_update_panel),
-  // a wider update goes by panels of P columns: each a DSYRK of its P × P
-  // diagonal block and a DGEMM of all its rows below.
-  const int upanel = blocked_front_update_panel();
-  std::function<bool(int, int, int, int)> update = [&](int j0, int jb, int c0, int c1) {
+  auto update_columns = [&](int j0, int jb, int c0, int c1) {
     if (c1 <= c0) return true;
-    if (upanel > 0 && c1 - c0 > 2 * upanel) {
-      for (int c = c0; c < c1; c += upanel)
-        if (!update(j0, jb, c, std::min(c + upanel, c1))) return false;
-      return true;
-    }
     const double* Lc = column(j0) + c0;  // rows c0.. of the block's columns
     double* C = column(c0) + c0;
     const int w2 = c1 - c0;
@@ -1491,6 +1482,16 @@ void front_cholesky(const TaskGraph& G, idx_t ti, void* buffers[], FactorContext
            (im <= c1 || cublas_ok(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, im - c1, w2, jb, &minus_one, Lc + w2, im,
                                               Lc, im, &one, C + w2, im),
                                   "cublasDgemm (block)", G, t, ctx));
+  };
+  // With STARFRONT_GPU_FRONT_UPDATE_PANEL=P (blocked_front_update_panel),
+  // a wider update goes by panels of P columns: each a DSYRK of its P × P
+  // diagonal block and a DGEMM of all its rows below.
+  const int upanel = blocked_front_update_panel();
+  auto update = [&](int j0, int jb, int c0, int c1) {
+    if (upanel == 0 || c1 - c0 <= 2 * upanel) return update_columns(j0, jb, c0, c1);
+    for (int c = c0; c < c1; c += upanel)
+      if (!update_columns(j0, jb, c, std::min(c + upanel, c1))) return false;
+    return true;
   };
   auto factor_blocked = [&] {
     if (!cuda_ok(cudaMemsetAsync(w.dev_info, 0, sizeof(int), stream), "cudaMemsetAsync", G, t, ctx)) return false;
