@@ -17,7 +17,8 @@
 //                  [--no-cholmod] [--ncuda G] [--cholmod-threads T[,T...]] [--gpu-graph]
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
 //                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
-//                  [--fused] [--values-buffer] INPUT...
+//                  [--relax-marginal X] [--relax-zeros-cap C] [--relax-path] [--max-front F]
+//                  [--ordering O] [--fused] [--values-buffer] INPUT...
 //   --sched S: StarPU policy of the GPU run (default auto: prio with one GPU,
 //   dmda with several; see resolve_scheduler; dmda until session 36).
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
@@ -34,6 +35,13 @@
 //   --relax-marginal X, --relax-zeros-cap C: the marginal rule
 //   (AnalysisOptions::relax_marginal, relax_zeros_cap; defaults 0.01 and
 //   0.2; --relax-marginal 0 turns it off, as before session 31).
+//   --relax-path, --max-front F: amalgamation that keeps the assembly
+//   tree's modelled critical path (AnalysisOptions::relax_critical_path),
+//   no merged front above order F (relax_max_front; 0: no limit).
+//   --ordering scotch|scotch-path|scotch-nd|scotch-amd|natural: as for
+//   `starfront solve` (scotch-path: the Scotch ordering with the shorter
+//   modelled critical path, OrderingChoice::critical_path). --fused prints
+//   each input's modelled critical path on stderr.
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
 //   tasks per kind and how many of each ran on the GPU per factorisation.
@@ -359,6 +367,15 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       return 1;
     }
     const GraphStats gs = graph_stats(solver.graph());
+    {
+      const SymbolicFactor& sym = solver.symbolic();
+      std::fprintf(stderr, "gpu_bench: %s: %lld fronts, %.4g flops (exact %.4g), largest front %lld; modelled critical "
+                   "path %.1f us over %lld fronts and %lld columns\n", nm.c_str(),
+                   static_cast<long long>(sym.nsuper), sym.flops, sym.flops_exact,
+                   static_cast<long long>(sym.max_front), sym.critical_path_s * 1e6,
+                   static_cast<long long>(sym.critical_path_fronts),
+                   static_cast<long long>(sym.critical_path_columns));
+    }
     r.n = A.n;
     r.flops = solver.symbolic().flops_exact;
     r.fronts = gs.fronts;
@@ -548,6 +565,22 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) ao.relax_marginal = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-path")) ao.relax_critical_path = true;
+    else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) ao.relax_max_front = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--ordering") && a + 1 < argc) {
+      const std::string o = argv[++a];
+      if (o == "scotch") ao.ordering = OrderingMethod::scotch;
+      else if (o == "scotch-path") {
+        ao.ordering = OrderingMethod::scotch;
+        ao.ordering_choice = OrderingChoice::critical_path;
+      } else if (o == "scotch-nd") ao.ordering = OrderingMethod::scotch_nd;
+      else if (o == "scotch-amd") ao.ordering = OrderingMethod::scotch_amd;
+      else if (o == "natural") ao.ordering = OrderingMethod::natural;
+      else {
+        std::fprintf(stderr, "gpu_bench: --ordering wants scotch, scotch-path, scotch-nd, scotch-amd or natural, got '%s'\n", o.c_str());
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[a], "--fronts-on-gpu-only")) fronts_only = true;
     else if (!std::strcmp(argv[a], "--no-cusolversp")) sp = false;
     else if (!std::strcmp(argv[a], "--no-cholmod")) cholmod = false;

@@ -1,5 +1,11 @@
 #include "analysis/amalgamation.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include "analysis/critical_path.hpp"
+
 namespace starfront {
 namespace {
 
@@ -26,6 +32,23 @@ bool accept_merge(const NodeSize& c, const NodeSize& p, const AnalysisOptions& o
   return newzeros <= opts.relax_marginal * child && z <= opts.relax_zeros_cap;
 }
 
+// Children of each fundamental supernode, in increasing order.
+struct ChildLists {
+  std::vector<idx_t> first_child, next_sibling;
+};
+
+ChildLists child_lists(const SupernodePartition& fund) {
+  const idx_t nf = fund.nsuper();
+  ChildLists t{std::vector<idx_t>(nf, -1), std::vector<idx_t>(nf, -1)};
+  for (idx_t s = nf - 1; s >= 0; --s) {
+    const idx_t p = fund.parent[s];
+    if (p == -1) continue;
+    t.next_sibling[s] = t.first_child[p];
+    t.first_child[p] = s;
+  }
+  return t;
+}
+
 // Merge state of a fundamental supernode s. merged_into: the supernode s was
 // merged into, or -1 while s is a representative. The parts merged into a
 // representative r form a list pre_head .. pre_tail (linked through next),
@@ -37,38 +60,142 @@ struct Part {
   idx_t next = -1;
 };
 
+// The modelled critical path below each representative, for the
+// critical-path rule (see header). bl[r]: the longest path from a leaf up to
+// and including r's front; below[r]: the longest among r's current children
+// (0 at a leaf).
+struct PathState {
+  FrontLatencyModel model;
+  std::vector<double> bl, below;
+  double cost(const NodeSize& z) const { return front_latency(model, z.order, z.ncols); }
+};
+
+// The longest path among a front's candidate children, less one of them: the
+// candidates not merged yet (a multiset of their bl) and the children adopted
+// from merged ones (only their maximum matters).
+struct ChildPaths {
+  std::multiset<double> open;
+  double adopted = 0.0;
+  double max_except(double blc) const {
+    double m = adopted;
+    if (!open.empty()) {
+      auto top = std::prev(open.end());
+      if (*top != blc) m = std::max(m, *top);
+      else if (top != open.begin()) m = std::max(m, *std::prev(top));
+    }
+    return m;
+  }
+  double max_all() const { return open.empty() ? adopted : std::max(adopted, *open.rbegin()); }
+};
+
+// `sz` grown by child c (its columns join the front; see header).
+NodeSize merged_size(const NodeSize& p, const NodeSize& c, double newzeros) {
+  return {p.ncols + c.ncols, p.order + c.ncols, p.zeros + c.zeros + newzeros};
+}
+
+// Appends (c's merged parts, then c) to p's list: pass 1, where c is a
+// fundamental child of p, so p's own columns stay after c's.
+void append_part(std::vector<Part>& part, idx_t p, idx_t c) {
+  part[c].merged_into = p;
+  const idx_t head = (part[c].pre_head != -1) ? part[c].pre_head : c;
+  if (part[c].pre_tail != -1) part[part[c].pre_tail].next = c;
+  if (part[p].pre_head == -1) part[p].pre_head = head;
+  else part[part[p].pre_tail].next = head;
+  part[p].pre_tail = c;
+}
+
+// Prepends (c's merged parts, then c) to p's list: pass 2, where c is a child
+// of one of p's parts f; c's columns before all of p's keep the order a
+// topological order of the elimination tree (c before f).
+void prepend_part(std::vector<Part>& part, idx_t p, idx_t c) {
+  part[c].merged_into = p;
+  const idx_t head = (part[c].pre_head != -1) ? part[c].pre_head : c;
+  if (part[c].pre_tail != -1) part[part[c].pre_tail].next = c;
+  part[c].next = part[p].pre_head;
+  if (part[p].pre_head == -1) part[p].pre_tail = c;
+  part[p].pre_head = head;
+}
+
+bool within_cap(const NodeSize& merged, const AnalysisOptions& opts) {
+  return opts.relax_max_front <= 0 || merged.order <= opts.relax_max_front;
+}
+
 // Bottom-up merging (see header): parents in increasing order, each one
 // considering its children in increasing order.
-std::vector<Part> merge_bottom_up(const SupernodePartition& fund,
-                                  const std::vector<idx_t>& colcount,
-                                  const AnalysisOptions& opts) {
+std::vector<Part> merge_bottom_up(const SupernodePartition& fund, std::vector<NodeSize>& size,
+                                  const ChildLists& kids, const AnalysisOptions& opts) {
   const idx_t nf = fund.nsuper();
-  std::vector<NodeSize> size(nf);
-  for (idx_t s = 0; s < nf; ++s)
-    size[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
-  std::vector<idx_t> first_child(nf, -1), next_sibling(nf, -1);
-  for (idx_t s = nf - 1; s >= 0; --s) {
-    const idx_t p = fund.parent[s];
-    if (p == -1) continue;
-    next_sibling[s] = first_child[p];
-    first_child[p] = s;
-  }
   std::vector<Part> part(nf);
   for (idx_t p = 0; p < nf; ++p) {
-    for (idx_t c = first_child[p]; c != -1; c = next_sibling[c]) {
+    for (idx_t c = kids.first_child[p]; c != -1; c = kids.next_sibling[c]) {
       double newzeros = 0.0;
       if (!accept_merge(size[c], size[p], opts, newzeros)) continue;
-      size[p].zeros += size[c].zeros + newzeros;
-      size[p].order += size[c].ncols;
-      size[p].ncols += size[c].ncols;
-      part[c].merged_into = p;
-      // Append (c's merged parts, then c) to p's list.
-      const idx_t head = (part[c].pre_head != -1) ? part[c].pre_head : c;
-      if (part[c].pre_tail != -1) part[part[c].pre_tail].next = c;
-      if (part[p].pre_head == -1) part[p].pre_head = head;
-      else part[part[p].pre_tail].next = head;
-      part[p].pre_tail = c;
+      const NodeSize merged = merged_size(size[p], size[c], newzeros);
+      if (!within_cap(merged, opts)) continue;
+      size[p] = merged;
+      append_part(part, p, c);
     }
+  }
+  return part;
+}
+
+// Pass 1 of the critical-path rule (see header): parents in increasing
+// order; a parent tries its children by decreasing path below them (bl),
+// each one through the merge rule, and keeps the merges of the prefix of
+// that order that gives it the shortest path (none when no prefix is
+// shorter than merging nothing).
+std::vector<Part> merge_shortest_prefix(const SupernodePartition& fund, std::vector<NodeSize>& size,
+                                        const ChildLists& kids, const AnalysisOptions& opts,
+                                        PathState& path) {
+  const idx_t nf = fund.nsuper();
+  std::vector<Part> part(nf);
+  std::vector<idx_t> order;
+  for (idx_t p = 0; p < nf; ++p) {
+    order.clear();
+    for (idx_t c = kids.first_child[p]; c != -1; c = kids.next_sibling[c]) order.push_back(c);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](idx_t a, idx_t b) { return path.bl[a] > path.bl[b]; });
+    const idx_t d = static_cast<idx_t>(order.size());
+    // Prefix i: order[0..i) tried. Its path: the grown front, then the
+    // longest of the merged children's children, the refused children
+    // and the untried ones (order[i] has the longest of those).
+    NodeSize cur = size[p];
+    double adopted = 0.0, refused = 0.0;
+    double best = path.cost(cur) + (d > 0 ? path.bl[order[0]] : 0.0);
+    idx_t best_prefix = 0;
+    for (idx_t i = 0; i < d; ++i) {
+      const idx_t c = order[i];
+      double newzeros = 0.0;
+      const NodeSize merged = merged_size(cur, size[c], 0.0);
+      if (accept_merge(size[c], cur, opts, newzeros) && within_cap(merged, opts)) {
+        cur = merged_size(cur, size[c], newzeros);
+        adopted = std::max(adopted, path.below[c]);
+      } else {
+        refused = std::max(refused, path.bl[c]);
+      }
+      const double rest = i + 1 < d ? path.bl[order[i + 1]] : 0.0;
+      const double val = path.cost(cur) + std::max({adopted, refused, rest});
+      if (val < best) {
+        best = val;
+        best_prefix = i + 1;
+      }
+    }
+    // Make the merges of the best prefix (the same decisions again).
+    double below = best_prefix < d ? path.bl[order[best_prefix]] : 0.0;
+    for (idx_t i = 0; i < best_prefix; ++i) {
+      const idx_t c = order[i];
+      double newzeros = 0.0;
+      const NodeSize merged = merged_size(size[p], size[c], 0.0);
+      if (accept_merge(size[c], size[p], opts, newzeros) && within_cap(merged, opts)) {
+        size[p] = merged_size(size[p], size[c], newzeros);
+        append_part(part, p, c);
+        below = std::max(below, path.below[c]);
+      } else {
+        below = std::max(below, path.bl[c]);
+      }
+    }
+    path.below[p] = below;
+    path.bl[p] = path.cost(size[p]) + below;
   }
   return part;
 }
@@ -85,12 +212,103 @@ idx_t find_rep(std::vector<Part>& part, idx_t s) {
   return r;
 }
 
+
+// Pass 2 of the critical-path rule (see header): the merges pass 1 refused,
+// made where every path through the grown front stays within the critical
+// path L that pass 1 left. Parents in increasing order; a front's candidates
+// are the representatives among the fundamental children of its parts.
+void merge_within_path(const SupernodePartition& fund, std::vector<NodeSize>& size,
+                       const ChildLists& kids, const AnalysisOptions& opts, PathState& path,
+                       std::vector<Part>& part) {
+  const idx_t nf = fund.nsuper();
+  // top[r]: the path above representative r (its strict ancestors' fronts),
+  // fixed while r is visited, as its ancestors are visited after it.
+  std::vector<double> top(nf, 0.0);
+  std::vector<idx_t> up(nf, -1);
+  double L = 0.0;
+  for (idx_t r = nf - 1; r >= 0; --r) {
+    if (part[r].merged_into != -1) continue;
+    if (fund.parent[r] != -1) {
+      up[r] = find_rep(part, fund.parent[r]);
+      top[r] = top[up[r]] + path.cost(size[up[r]]);
+    }
+    L = std::max(L, top[r] + path.bl[r]);
+  }
+  const double bound = L * (1.0 + 1e-12);
+  std::vector<idx_t> cand;
+  for (idx_t p = 0; p < nf; ++p) {
+    if (part[p].merged_into != -1) continue;
+    cand.clear();
+    for (idx_t q = (part[p].pre_head != -1) ? part[p].pre_head : p;;
+         q = (q == part[p].pre_tail) ? p : part[q].next) {
+      for (idx_t c = kids.first_child[q]; c != -1; c = kids.next_sibling[c])
+        if (part[c].merged_into == -1) cand.push_back(c);
+      if (q == p) break;
+    }
+    ChildPaths open;
+    for (idx_t c : cand) open.open.insert(path.bl[c]);
+    for (idx_t c : cand) {
+      double newzeros = 0.0;
+      if (!accept_merge(size[c], size[p], opts, newzeros)) continue;
+      const NodeSize merged = merged_size(size[p], size[c], newzeros);
+      if (!within_cap(merged, opts)) continue;
+      const double other = open.max_except(path.bl[c]);
+      const double after = path.cost(merged) + std::max(other, path.below[c]);
+      if (top[p] + after > bound) continue;
+      open.open.erase(open.open.find(path.bl[c]));
+      open.adopted = std::max(open.adopted, path.below[c]);
+      size[p] = merged;
+      prepend_part(part, p, c);
+    }
+    path.below[p] = open.max_all();
+    path.bl[p] = path.cost(size[p]) + path.below[p];
+  }
+}
+
+// The modelled critical path of a merged partition (representatives' sizes).
+double merged_path(const SupernodePartition& fund, std::vector<Part>& part,
+                   const std::vector<NodeSize>& size, const FrontLatencyModel& model) {
+  const idx_t nf = fund.nsuper();
+  std::vector<double> below(nf, 0.0);
+  double L = 0.0;
+  for (idx_t r = 0; r < nf; ++r) {
+    if (part[r].merged_into != -1) continue;
+    const double bl = below[r] + front_latency(model, size[r].order, size[r].ncols);
+    if (fund.parent[r] == -1) {
+      L = std::max(L, bl);
+    } else {
+      const idx_t up = find_rep(part, fund.parent[r]);
+      below[up] = std::max(below[up], bl);
+    }
+  }
+  return L;
+}
+
 }  // namespace
 
 Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>& colcount,
                         const AnalysisOptions& opts) {
   const idx_t nf = fund.nsuper();
-  std::vector<Part> part = merge_bottom_up(fund, colcount, opts);
+  std::vector<NodeSize> size(nf);
+  for (idx_t s = 0; s < nf; ++s)
+    size[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
+  const ChildLists kids = child_lists(fund);
+  std::vector<Part> part = merge_bottom_up(fund, size, kids, opts);
+  if (opts.relax_critical_path) {
+    // The critical-path rule's two passes from the fundamental partition,
+    // kept when their path is shorter than the rule above alone gives.
+    std::vector<NodeSize> size2(nf);
+    for (idx_t s = 0; s < nf; ++s)
+      size2[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
+    PathState path{opts.latency, std::vector<double>(nf, 0.0), std::vector<double>(nf, 0.0)};
+    std::vector<Part> part2 = merge_shortest_prefix(fund, size2, kids, opts, path);
+    merge_within_path(fund, size2, kids, opts, path, part2);
+    if (merged_path(fund, part2, size2, opts.latency) <
+        merged_path(fund, part, size, opts.latency)) {
+      part = std::move(part2);
+      size = std::move(size2);
+    }
+  }
 
   // Number the representatives in increasing order (a postorder, see header).
   std::vector<idx_t> rep_id(nf, -1);

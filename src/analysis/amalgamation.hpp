@@ -38,6 +38,35 @@
 // of the elimination tree, so the exact fill pattern is unchanged; each merged
 // front holds the union of the rows of its parts, treated as dense.
 //
+// Front cap: with opts.relax_max_front > 0, no merge makes a front of larger
+// order (fronts the fundamental partition already has stay as they are).
+//
+// Critical-path rule (opts.relax_critical_path; starfront's): where the
+// factorisation's time is the assembly tree's critical path under a front
+// latency model (analysis/critical_path.hpp; the fused GPU subtree kernel on
+// trees of small fronts), a merge pays only when it shortens that path:
+// merging a child on the path saves a front's fixed cost, merging one off it
+// lengthens every path through the parent by the child's columns. Two
+// passes from the fundamental partition, every merge still through the rule
+// above (zeros and cap):
+//   1. bottom-up, each parent p (children final) tries its children by
+//      decreasing modelled path below them, bl(c), and keeps the merges of
+//      the prefix of that order that makes bl(p) smallest, with the merged
+//      children's own children now p's (so bl(p) never exceeds its value
+//      without merges; by induction the tree's path L never exceeds the
+//      fundamental partition's);
+//   2. bottom-up again, each parent takes every remaining child (a
+//      representative below one of its parts) the rule above accepts as
+//      long as the path through the grown front, plus the fixed path above
+//      it (ancestors not yet visited, so unchanged), stays within L (to a
+//      relative 1e-12): fewer fronts where there is slack, L unchanged. A
+//      child merged here may hang below one of p's parts, so its columns go
+//      first in p's list (before every part of p: a topological order).
+// The result of the two passes is kept when its modelled path is shorter
+// than the plain rule's (same zeros and cap), else the plain rule's is: the
+// path is never longer than either the plain rule's or no amalgamation's.
+// Cost: O(nsuper log nsuper) more (sorting children, a multiset per parent).
+//
 // Inputs/outputs: the fundamental partition of a postordered tree and its
 // column counts (in the same numbering); returns the merged partition in the
 // new numbering and order[k] = the old column placed at new position k (to be

@@ -10,12 +10,34 @@ namespace starfront {
 
 /// Which fill-reducing ordering the analysis computes.
 enum class OrderingMethod {
-  scotch,       ///< best of scotch_nd and scotch_amd (fewer factorisation flops;
-                ///< ties go to nested dissection), as CHOLMOD picks between AMD and METIS
+  scotch,       ///< best of scotch_nd and scotch_amd by AnalysisOptions::ordering_choice
+                ///< (default: fewer factorisation flops; ties go to nested
+                ///< dissection), as CHOLMOD picks between AMD and METIS
   scotch_nd,    ///< Scotch nested dissection (strategy in analysis/ordering.hpp)
   scotch_amd,   ///< Scotch halo approximate minimum degree
   natural,  ///< identity (before the postorder that the analysis always applies)
   user,     ///< a permutation given by the caller (AnalysisOptions::user_perm)
+};
+
+/// What OrderingMethod::scotch minimises when it picks between nested
+/// dissection and minimum degree.
+enum class OrderingChoice {
+  flops,          ///< fewer factorisation flops (of the exact factor)
+  critical_path,  ///< shorter modelled critical path of the final assembly tree
+                  ///< (AnalysisOptions::latency, analysis/critical_path.hpp);
+                  ///< ties go to fewer flops
+};
+
+/// Latency model of one front, in seconds: a front of order m with k
+/// fully-summed columns costs per_front + per_column·k + per_update·k·(m−k)
+/// on the assembly tree's critical path (analysis/critical_path.hpp). All
+/// three >= 0. The defaults are fitted to the fused GPU subtree kernel's
+/// traced critical chains on the H200 (large fronts, bench/README.md, issue 6,
+/// session 43).
+struct FrontLatencyModel {
+  double per_front = 10.5e-6;
+  double per_column = 0.36e-6;
+  double per_update = 0.6e-9;
 };
 
 /// Options of the symbolic analysis.
@@ -42,7 +64,21 @@ struct AnalysisOptions {
   /// merges have already filled to relax_zeros_large. 0 turns it off.
   double relax_marginal = 0.01;
   double relax_zeros_cap = 0.2;
+  /// Critical-path-aware amalgamation (starfront's; analysis/amalgamation.hpp):
+  /// the merges above are made only where they do not lengthen the assembly
+  /// tree's critical path under `latency`. For trees whose factorisation time
+  /// is that path (the fused GPU subtree kernel); off by default.
+  bool relax_critical_path = false;
+  /// No merge makes a front of order above this (0: no limit); e.g.
+  /// kGpuFusedFront (plan/task_graph.hpp), the largest front the fused GPU
+  /// kernel keeps in shared memory.
+  idx_t relax_max_front = 0;
   bool amalgamate = true;
+  /// What OrderingMethod::scotch minimises (fewer flops by default).
+  OrderingChoice ordering_choice = OrderingChoice::flops;
+  /// Front latency model for relax_critical_path, OrderingChoice::critical_path
+  /// and SymbolicFactor::critical_path_s.
+  FrontLatencyModel latency;
 };
 
 /// Supernodal symbolic factorisation of P A Pᵀ = L Lᵀ.
@@ -75,6 +111,12 @@ struct SymbolicFactor {
   idx_t max_front = 0;   ///< largest front order
   idx_t nnz_l_exact = 0; ///< nnz(L) of the exact (non-amalgamated) factor
   double flops_exact = 0.0; ///< flops of the exact factor, Σ colcount² (CHOLMOD's Common->fl)
+  /// The assembly tree's critical path under AnalysisOptions::latency
+  /// (analysis/critical_path.hpp): modelled seconds, its fronts and their
+  /// fully-summed columns (Σ k along the path).
+  double critical_path_s = 0.0;
+  idx_t critical_path_fronts = 0;
+  idx_t critical_path_columns = 0;
 
   idx_t ncols(idx_t s) const { return super_start[s + 1] - super_start[s]; }
   idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }

@@ -10,6 +10,7 @@
 
 #include "analysis/amalgamation.hpp"
 #include "analysis/counts.hpp"
+#include "analysis/critical_path.hpp"
 #include "analysis/ordering.hpp"
 #include "analysis/permutation.hpp"
 #include "analysis/symbolic.hpp"
@@ -277,6 +278,103 @@ TEST(Amalgamation, MarginalRuleOnLaplacian) {
               static_cast<long long>(with.nsuper), static_cast<long long>(large(with)),
               static_cast<long long>(without.nsuper), static_cast<long long>(large(without)),
               static_cast<long long>(with.nnz_l), static_cast<long long>(without.nnz_l));
+}
+
+// The critical-path rule (AnalysisOptions::relax_critical_path) and the
+// front cap, on random patterns of every kind and random latency models:
+// the structure is valid (brute force), the exact fill is the plain rule's
+// (merging only renumbers within topological orders), the modelled path is
+// never longer than without amalgamation or with the plain rule (same cap),
+// the reported path is the final tree's, and merged fronts respect the cap.
+TEST(Amalgamation, CriticalPathRuleNeverLengthensThePath) {
+  std::mt19937_64 rng(4343);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int shorter = 0, runs = 0;
+  for (int rep = 0; rep < 40; ++rep)
+    for (auto kind : testing::kAllKinds) {
+      const idx_t n = rep % 4 == 3 ? 150 + static_cast<idx_t>(rng() % 150) : testing::random_order(rng);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      AnalysisOptions o = options(rep % 2 ? OrderingMethod::scotch_amd : OrderingMethod::scotch_nd, true);
+      o.latency = {20e-6 * u(rng), 1e-6 * u(rng), 2e-9 * u(rng)};
+      o.relax_max_front = rep % 3 == 0 ? 0 : 4 + static_cast<idx_t>(rng() % 40);
+      if (rep % 5 == 4) o.relax_small = 64;  // the plain rule merges nearly everything
+      AnalysisOptions plain = o, fund = o;
+      o.relax_critical_path = true;
+      fund.amalgamate = false;
+      SCOPED_TRACE(std::string(testing::pattern_name(kind)) + " n=" + std::to_string(n) +
+                   " rep=" + std::to_string(rep) + " cap=" + std::to_string(o.relax_max_front));
+      SymbolicFactor sf, sp, sn;
+      ASSERT_TRUE(analyse(A, o, sf).ok());
+      ASSERT_TRUE(analyse(A, plain, sp).ok());
+      ASSERT_TRUE(analyse(A, fund, sn).ok());
+      if (n <= 300) expect_matches_brute_force(A, sf, true);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(sf.nnz_l_exact, sp.nnz_l_exact);
+      EXPECT_EQ(sf.critical_path_s, critical_path(sf, o.latency).seconds);
+      EXPECT_LE(sf.critical_path_s, sp.critical_path_s * (1 + 1e-9));
+      EXPECT_LE(sf.critical_path_s, sn.critical_path_s * (1 + 1e-9));
+      if (o.relax_max_front > 0) {
+        EXPECT_LE(sf.max_front, std::max(o.relax_max_front, sn.max_front));
+        EXPECT_LE(sp.max_front, std::max(o.relax_max_front, sn.max_front));
+      }
+      ++runs;
+      shorter += sf.critical_path_s < sp.critical_path_s * (1 - 1e-9);
+    }
+  // The rule is not a no-op on these inputs.
+  EXPECT_GT(shorter, runs / 10) << shorter << " of " << runs << " trees got a shorter path";
+  std::printf("critical-path rule: %d of %d trees shorter than with the plain rule\n", shorter, runs);
+}
+
+// A chain of single columns (tridiagonal pattern, natural order), zeros
+// allowed, under a model where fronts cost only their fixed part: every
+// merge pays, the path becomes one front; under a cap, fronts of order at
+// most the cap, all on the path.
+TEST(Amalgamation, CriticalPathRuleOnAChain) {
+  std::vector<std::pair<idx_t, idx_t>> pairs;
+  for (idx_t j = 0; j + 1 < 30; ++j) pairs.push_back({j + 1, j});
+  const CscMatrix A = testing::pattern_from_pairs(30, pairs);
+  AnalysisOptions o = options(OrderingMethod::natural, true);
+  o.relax_critical_path = true;
+  o.relax_small = 1000;  // the zero rule accepts every merge
+  o.latency = {1.0, 0.0, 0.0};
+  SymbolicFactor sf;
+  ASSERT_TRUE(analyse(A, o, sf).ok());
+  EXPECT_EQ(sf.nsuper, 1);
+  EXPECT_EQ(sf.critical_path_s, 1.0);
+  EXPECT_EQ(sf.critical_path_fronts, 1);
+  EXPECT_EQ(sf.critical_path_columns, 30);
+  o.relax_max_front = 10;  // the cap splits it: fronts of order <= 10 (k + 1 rows)
+  ASSERT_TRUE(analyse(A, o, sf).ok());
+  expect_matches_brute_force(A, sf, true);
+  EXPECT_LE(sf.max_front, 10);
+  EXPECT_EQ(sf.critical_path_fronts, sf.nsuper);
+}
+
+// OrderingChoice::critical_path keeps whichever of Scotch's two orderings
+// gives the shorter modelled path (same options otherwise).
+TEST(AnalysisOrdering, CriticalPathChoiceKeepsTheShorterPath) {
+  std::mt19937_64 rng(17);
+  for (int rep = 0; rep < 12; ++rep)
+    for (auto kind : {testing::PatternKind::random, testing::PatternKind::arrow,
+                      testing::PatternKind::disconnected}) {
+      const idx_t n = 20 + static_cast<idx_t>(rng() % 200);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      AnalysisOptions o = options(OrderingMethod::scotch, true);
+      o.ordering_choice = OrderingChoice::critical_path;
+      o.relax_critical_path = rep % 2 == 1;
+      AnalysisOptions nd = o, md = o;
+      nd.ordering = OrderingMethod::scotch_nd;
+      md.ordering = OrderingMethod::scotch_amd;
+      SymbolicFactor sf, snd, smd;
+      ASSERT_TRUE(analyse(A, o, sf).ok());
+      ASSERT_TRUE(analyse(A, nd, snd).ok());
+      ASSERT_TRUE(analyse(A, md, smd).ok());
+      expect_structure(sf);
+      const bool md_wins = smd.critical_path_s < snd.critical_path_s ||
+                           (smd.critical_path_s == snd.critical_path_s && smd.flops_exact < snd.flops_exact);
+      EXPECT_EQ(sf.perm, md_wins ? smd.perm : snd.perm) << "n=" << n << " rep " << rep;
+      EXPECT_EQ(sf.critical_path_s, std::min(snd.critical_path_s, smd.critical_path_s));
+    }
 }
 
 TEST(AnalysisDriver, EmptyAndTinyMatrices) {

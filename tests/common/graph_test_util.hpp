@@ -45,15 +45,16 @@ inline double frobenius_rel(const std::vector<double>& a, const std::vector<doub
 }
 
 /// Sensitivity of the CPU factor of A (sequential executor, graph options
-/// go): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
+/// go, analysis options ao): ‖L(A') − L(A)‖_F/‖L(A)‖_F for A' = A with every entry multiplied by
 /// (1 + 1e-15·u), u uniform in (-1, 1), seeded. Two backward-stable
 /// factorisations that sum in different orders differ by about this much;
 /// on ill-conditioned matrices (the condensed power-grid KKT systems, pivot
 /// ratios near 1e-8) it is far above 1e-13, so the tests allow
 /// max(1e-13, 10 × this) and print it.
-inline double cpu_spread(const CscMatrix& A, const GraphOptions& go) {
+inline double cpu_spread(const CscMatrix& A, const GraphOptions& go,
+                         const AnalysisOptions& ao = AnalysisOptions{}) {
   Solver s1;
-  EXPECT_TRUE(s1.analyse(A, AnalysisOptions{}, go).ok());
+  EXPECT_TRUE(s1.analyse(A, ao, go).ok());
   EXPECT_TRUE(s1.factorize(A, FactorOptions{}, Executor::sequential).ok());
   const std::vector<double> ref = s1.factor().Lx;
   CscMatrix B = A;

@@ -104,22 +104,36 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
   std::unique_ptr<StarpuRuntime> rt;
   START_GPU_ONLY_RUNTIME(rt);
   for (const NamedMatrix& m : all_matrices()) {
-    for (int variant = 0; variant < 3; ++variant) {
+    for (int variant = 0; variant < 4; ++variant) {
       // 0: GPU graph; 1: default graph; 2 (bcsstk13 only): fronts up to order
-      // 1000 fused, so that the kernel's global-memory path runs (order > 239).
+      // 1000 fused, so that the kernel's global-memory path runs (order > 239);
+      // 3: GPU graph of the analysis for latency-bound trees (the Scotch
+      // ordering with the shorter modelled critical path, the critical-path
+      // amalgamation, fronts merged up to kGpuFusedFront).
       if (variant == 2 && m.name != "bcsstk13.mtx") continue;
       const std::string name =
-          m.name + (variant == 0 ? " (GPU graph)" : variant == 1 ? " (default graph)" : " (fronts up to 1000 fused)");
+          m.name + (variant == 0   ? " (GPU graph)"
+                    : variant == 1 ? " (default graph)"
+                    : variant == 2 ? " (fronts up to 1000 fused)"
+                                   : " (GPU graph, critical-path analysis)");
       // Two solvers: the StarPU one's factor storage starts zeroed, never
       // holding the reference (a kernel that left L unwritten would pass).
       Solver solver, seq;
-      const GraphOptions go = variant == 0 ? gpu_graph_options(3, kGpuFusedFront) : variant == 1 ? GraphOptions{} : gpu_graph_options(3, 1000);
-      ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
-      ASSERT_TRUE(seq.analyse(m.A, AnalysisOptions{}, go).ok()) << name;
+      const GraphOptions go = variant == 0 || variant == 3 ? gpu_graph_options(3, kGpuFusedFront)
+                              : variant == 1             ? GraphOptions{}
+                                                         : gpu_graph_options(3, 1000);
+      AnalysisOptions ao;
+      if (variant == 3) {
+        ao.ordering_choice = OrderingChoice::critical_path;
+        ao.relax_critical_path = true;
+        ao.relax_max_front = kGpuFusedFront;
+      }
+      ASSERT_TRUE(solver.analyse(m.A, ao, go).ok()) << name;
+      ASSERT_TRUE(seq.analyse(m.A, ao, go).ok()) << name;
       const long long nsub = subtree_tasks(solver.graph());
       ASSERT_TRUE(seq.factorize(m.A, FactorOptions{}, Executor::sequential).ok()) << name;
       const std::vector<double>& ref = seq.factor().Lx;
-      const double spread = cpu_spread(m.A, go), tol = std::max(1e-13, 10 * spread);
+      const double spread = cpu_spread(m.A, go, ao), tol = std::max(1e-13, 10 * spread);
       const long long ran0 = cuda_task_executions(TaskKind::subtree), l0 = cuda_fused_kernel_launches();
       const long long mapped0 = mapped_panel_tasks(), direct0 = direct_subtree_tasks(),
                       ahead0 = cuda_fused_values_ahead_used(), inline0 = inline_subtree_tasks();
@@ -133,7 +147,7 @@ TEST(CudaFused, FactorEqualsCpuOnRandomAndRealSpd) {
       // usable on the device: every Linux x86-64 CUDA device here), unless
       // the measurement knob turns that off.
       const char* knob = std::getenv("STARFRONT_FUSED_MAPPED_L");
-      if (variant == 0 && !(knob && std::string(knob) == "0")) {
+      if ((variant == 0 || variant == 3) && !(knob && std::string(knob) == "0")) {
         EXPECT_EQ(mapped_panel_tasks() - mapped0, nsub) << name;
         // A graph that is one subtree task (its root without CB) runs it
         // without StarPU buffers (GraphTaskArgs::direct) unless

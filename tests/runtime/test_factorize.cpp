@@ -77,6 +77,17 @@ class StarpuTest : public ::testing::Test {
   std::unique_ptr<StarpuRuntime> rt_;
 };
 
+/// The .mtx files of ../shared/data/spd, sorted (none when the folder is missing).
+std::vector<std::filesystem::path> spd_files() {
+  const std::filesystem::path dir = std::filesystem::path(STARFRONT_DATA_DIR) / "spd";
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::is_directory(dir)) return files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".mtx") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 TEST(SequentialFactorize, RandomSpdMatchesDenseLapack) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const idx_t n = 1 + static_cast<idx_t>(seed * 7 % 120);
@@ -91,6 +102,49 @@ TEST(SequentialFactorize, RandomSpdMatchesDenseLapack) {
       EXPECT_LT(rel_diff(x, dense_solve(A, b)), 1e-12) << "seed " << seed << " n " << n;
       EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-14) << "seed " << seed;
     }
+  }
+}
+
+/// The analysis for latency-bound trees (OrderingChoice::critical_path, the
+/// critical-path amalgamation, a front cap) gives a different tree, not a
+/// different answer: random SPD matrices against dense LAPACK, and every
+/// real SPD matrix through StarPU on 2 CPU workers equal to the sequential
+/// executor, backward error <= 1e-14.
+TEST(SequentialFactorize, CriticalPathAnalysisMatchesDenseLapack) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const idx_t n = 1 + static_cast<idx_t>(seed * 11 % 150);
+    const CscMatrix A = random_spd(n, 0.02 + 0.3 * (seed % 5) / 5.0, seed + 500);
+    const std::vector<double> b = random_vector(n, seed + 2000);
+    AnalysisOptions ao;
+    ao.ordering_choice = OrderingChoice::critical_path;
+    ao.relax_critical_path = true;
+    ao.relax_max_front = seed % 2 ? 0 : 3 + static_cast<idx_t>(seed % 17);
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, ao).ok());
+    const std::vector<double> x = solve_with(solver, A, b, Executor::sequential);
+    EXPECT_LT(rel_diff(x, dense_solve(A, b)), 1e-12) << "seed " << seed << " n " << n;
+    EXPECT_LT(backward_error(A, x.data(), b.data()), 1e-14) << "seed " << seed;
+  }
+}
+
+TEST_F(StarpuTest, CriticalPathAnalysisOnRealSpdMatrices) {
+  const std::vector<std::filesystem::path> files = spd_files();
+  ASSERT_GE(files.size(), 7u) << STARFRONT_DATA_DIR;
+  start("dmda", 2);
+  AnalysisOptions ao;
+  ao.ordering_choice = OrderingChoice::critical_path;
+  ao.relax_critical_path = true;
+  ao.relax_max_front = 232;
+  for (const auto& f : files) {
+    CscMatrix A;
+    ASSERT_TRUE(read_matrix_market(f.string(), A).ok()) << f;
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, ao).ok()) << f;
+    const std::vector<double> b = random_vector(A.n, 43);
+    const std::vector<double> xs = solve_with(solver, A, b, Executor::sequential);
+    const std::vector<double> xp = solve_with(solver, A, b, Executor::starpu);
+    EXPECT_EQ(xs, xp) << f;
+    EXPECT_LE(backward_error(A, xp.data(), b.data()), 1e-14) << f;
   }
 }
 
@@ -240,13 +294,8 @@ TEST_F(StarpuTest, StarpuEqualsSequentialBitwiseOnRandomSpd) {
 /// and with a random b, under each scheduler and 1 and 2 CPU workers; the
 /// solution identical to the sequential executor's.
 TEST_F(StarpuTest, RealSpdMatricesAllSchedulersAndWorkerCounts) {
-  const std::filesystem::path dir = std::filesystem::path(STARFRONT_DATA_DIR) / "spd";
-  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".mtx") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 7u);
+  const std::vector<std::filesystem::path> files = spd_files();
+  ASSERT_GE(files.size(), 7u) << STARFRONT_DATA_DIR;
   struct Case {
     CscMatrix A;
     std::unique_ptr<Solver> solver;

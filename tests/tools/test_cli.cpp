@@ -86,6 +86,37 @@ TEST(Cli, GpuGraphPlanAndSolve) {
   EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
 }
 
+/// The analysis for latency-bound trees through the CLI: `plan` prints the
+/// modelled critical path, which --ordering scotch-path --relax-path
+/// --max-front 232 shortens on the power-grid matrix; `solve` with them
+/// solves; bad --max-front values are usage errors.
+TEST(Cli, CriticalPathAnalysisOptions) {
+  auto path_us = [](const std::string& out) {
+    const auto p = out.find("modelled critical path ");
+    return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 23));
+  };
+  const std::string f = data("spd/activsg2000_hykkt_10.mtx");
+  const CliRun d = run("plan " + f + " --workers 2");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const CliRun c = run("plan " + f + " --workers 2 --ordering scotch-path --relax-path --max-front 232");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_GT(path_us(d.out), 0.0) << d.out;
+  EXPECT_GT(path_us(c.out), 0.0) << c.out;
+  EXPECT_LT(path_us(c.out), 0.6 * path_us(d.out)) << d.out << c.out;
+  const CliRun r = run("solve " + f + " --ncpu 2 --ordering scotch-path --relax-path --max-front 232 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["ordering"], "scotch-path");
+  EXPECT_LE(j["max_front"].get<long>(), 232);
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+  for (const char* bad : {"--max-front -1", "--max-front x", "--ordering scotch-paths"}) {
+    const CliRun b = run("plan " + f + " " + bad);
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_FALSE(b.err.empty()) << bad;
+  }
+}
+
 TEST(Cli, GenerateThenSolveWithRightHandSides) {
   const std::string m = std::string(STARFRONT_TEST_TMPDIR) + "/lap2d.mtx";
   ASSERT_EQ(run("generate laplace2d 12 -o " + m).exit_code, 0);

@@ -37,6 +37,24 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
 }
 
 /// Task-graph options shared by `solve` and `plan`.
+void add_analysis_options(CLI::App* app, starfront::tools::SolveArgs& a) {
+  app->add_option("--ordering", a.ordering,
+                  "fill-reducing ordering: scotch (best of Scotch nested dissection and minimum "
+                  "degree by flops), scotch-path (the same by the assembly tree's modelled critical "
+                  "path: latency-bound trees, e.g. the fused GPU kernel), scotch-nd, scotch-amd, natural")
+      ->check(CLI::IsMember({"scotch", "scotch-path", "scotch-nd", "scotch-amd", "natural"}))
+      ->capture_default_str();
+  app->add_flag("--relax-path", a.relax_path,
+                "amalgamate only where the assembly tree's modelled critical path does not grow "
+                "(AnalysisOptions::relax_critical_path)");
+  app->add_option("--max-front", a.max_front,
+                  "no amalgamation makes a front of larger order (0: no limit; " +
+                      std::to_string(starfront::kGpuFusedFront) +
+                      " is the largest the fused GPU kernel keeps in shared memory)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
   app->add_option("--tile-size", a.tile_size,
                   "order of the tiles of large fronts (GPU graph: " + std::to_string(starfront::kGpuTileSize) + ")")
@@ -79,11 +97,7 @@ int main(int argc, char** argv) {
                "3D 7-point Laplacian 30^3");
   solve->add_option("file", sa.file, "Matrix Market file (symmetric, or numerically symmetric general)");
   solve->add_option("--rhs", sa.rhs, "right-hand side(s): Matrix Market array n x k");
-  solve->add_option("--ordering", sa.ordering,
-                    "fill-reducing ordering: scotch (best of Scotch nested dissection and minimum "
-                    "degree), scotch-nd, scotch-amd, natural")
-      ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
-      ->capture_default_str();
+  add_analysis_options(solve, sa);
   solve->add_option("--ncpu", sa.ncpu, "CPU workers (-1: all cores, less one left to this program with --ncuda >= 1)")
       ->capture_default_str();
   solve->add_option("--ncuda", sa.ncuda, "GPUs (each with 4 CUDA workers, i.e. streams; STARPU_NWORKER_PER_CUDA sets another count)")->capture_default_str();
@@ -135,9 +149,7 @@ int main(int argc, char** argv) {
   std::string dot_out, json_out;
   CLI::App* plan = app.add_subcommand("plan", "Compile and describe the task graph (no factorisation)");
   plan->add_option("file", pa.file, "Matrix Market file (no FILE: the built-in 3D Laplacian 30^3)");
-  plan->add_option("--ordering", pa.ordering, "fill-reducing ordering (as for solve)")
-      ->check(CLI::IsMember({"scotch", "scotch-nd", "scotch-amd", "natural"}))
-      ->capture_default_str();
+  add_analysis_options(plan, pa);
   plan->add_option("--workers", pa.ncpu,
                    "workers the subtree partition targets (-1: this machine's cores; more than it has "
                    "plans for another machine)")

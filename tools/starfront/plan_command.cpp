@@ -27,7 +27,7 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
   if (!st.ok()) return st;
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
   Solver solver;
-  st = solver.analyse(A, analysis_options(a.ordering), graph_options(a, workers));
+  st = solver.analyse(A, analysis_options(a), graph_options(a, workers));
   if (!st.ok()) return st;
   const TaskGraph& G = solver.graph();
   const GraphStats s = graph_stats(G);
@@ -43,6 +43,12 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
   std::printf("  critical path: %.4g flops, %.4g s estimated (parallelism bound %.1f)\n",
               s.critical_path_flops, s.critical_path_seconds,
               s.critical_path_seconds > 0 ? s.total_seconds / s.critical_path_seconds : 0.0);
+  const SymbolicFactor& sym = solver.symbolic();
+  std::printf("  assembly tree: %.4g flops, largest front %lld; modelled critical path %.1f us over "
+              "%lld fronts and %lld columns (front latency model of the fused GPU kernel)\n",
+              sym.flops, static_cast<long long>(sym.max_front), sym.critical_path_s * 1e6,
+              static_cast<long long>(sym.critical_path_fronts),
+              static_cast<long long>(sym.critical_path_columns));
   const MemoryEstimates me = solver.memory();
   auto mb = [](double bytes) { return bytes / 1048576.0; };
   std::printf("  memory (MiB): factors %.2f; contribution blocks: planned %.2f in %lld slots (%s, %lld "

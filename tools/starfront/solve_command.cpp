@@ -156,7 +156,7 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["ordering"] = a.ordering;
   Solver solver;
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
-  st = solver.analyse(A, analysis_options(a.ordering), graph_options(a, workers));
+  st = solver.analyse(A, analysis_options(a), graph_options(a, workers));
   if (!st.ok()) return st;
   describe_analysis(solver, r);
   const GraphStats gs = describe_graph(solver.graph(), r);
@@ -334,7 +334,7 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
   Solver solver;
   const int per_rank = a.ncpu > 0 ? a.ncpu : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nranks);
-  st = agree_status(solver.analyse(A, analysis_options(a.ordering), graph_options(a, per_rank * nranks)), comm);
+  st = agree_status(solver.analyse(A, analysis_options(a), graph_options(a, per_rank * nranks)), comm);
   if (!st.ok()) return st;
   describe_analysis(solver, r);
   unbind_when_sharing_a_node(comm);
@@ -471,12 +471,15 @@ FactorMethod factor_method(const std::string& name) {
                                     : FactorMethod::llt;
 }
 
-AnalysisOptions analysis_options(const std::string& ordering) {
+AnalysisOptions analysis_options(const SolveArgs& a) {
   AnalysisOptions ao;
-  ao.ordering = ordering == "natural"      ? OrderingMethod::natural
-                : ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
-                : ordering == "scotch-amd" ? OrderingMethod::scotch_amd
-                                           : OrderingMethod::scotch;
+  ao.ordering = a.ordering == "natural"      ? OrderingMethod::natural
+                : a.ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
+                : a.ordering == "scotch-amd" ? OrderingMethod::scotch_amd
+                                             : OrderingMethod::scotch;
+  if (a.ordering == "scotch-path") ao.ordering_choice = OrderingChoice::critical_path;
+  ao.relax_critical_path = a.relax_path;
+  ao.relax_max_front = a.max_front;
   return ao;
 }
 

@@ -14,7 +14,9 @@ namespace starfront::tools {
 struct SolveArgs {
   std::string file;              ///< empty: built-in 3D 7-point Laplacian 30^3
   std::string rhs;               ///< empty: b = A*1
-  std::string ordering = "scotch";
+  std::string ordering = "scotch";  ///< scotch, scotch-path, scotch-nd, scotch-amd, natural
+  bool relax_path = false;          ///< AnalysisOptions::relax_critical_path
+  idx_t max_front = 0;              ///< AnalysisOptions::relax_max_front
   int ncpu = -1;
   int ncuda = 0;
   /// Tile kernels and the assembly of tiled fronts run on CUDA workers only
@@ -68,8 +70,8 @@ Status load_matrix(const std::string& file, CscMatrix& A, std::string& source);
 /// Factorisation method of the --method value (llt, ldlt, quasi-definite, auto).
 FactorMethod factor_method(const std::string& name);
 
-/// Analysis options of the --ordering value.
-AnalysisOptions analysis_options(const std::string& ordering);
+/// Analysis options of --ordering, --relax-path and --max-front.
+AnalysisOptions analysis_options(const SolveArgs& a);
 
 /// Checks the option values that the parser does not (worker counts,
 /// scheduler name, pivot tolerance, repeat count) before any work is done.
