@@ -93,6 +93,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -566,7 +567,17 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) ao.relax_marginal = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-path")) ao.relax_critical_path = true;
-    else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) ao.relax_max_front = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) {
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(argv[++a], &end, 10);
+      if (end == argv[a] || *end || errno == ERANGE || v < 0 || v > 1000000000) {
+        std::fprintf(stderr, "gpu_bench: --max-front wants a front order 0..1000000000 (0: no limit), got '%s'\n",
+                     argv[a]);
+        return 2;
+      }
+      ao.relax_max_front = static_cast<idx_t>(v);
+    }
     else if (!std::strcmp(argv[a], "--ordering") && a + 1 < argc) {
       const std::string o = argv[++a];
       if (o == "scotch") ao.ordering = OrderingMethod::scotch;

@@ -2,17 +2,20 @@
 // critical_path.hpp) under each ordering and amalgamation, one table row per
 // variant. No factorisation: a CPU-only look at what the fused GPU kernel's
 // time follows on latency-bound trees (bench/README.md, issue 6, session 43).
-// Usage: tree_path [--max-front F] INPUT...   (INPUT: Matrix Market file,
-//        lap3d:N[:27], lap2d:N, dense:N)
+// Usage: tree_path [--max-front F] [--model A,B,C] INPUT...   (INPUT: Matrix
+//        Market file, lap3d:N[:27], lap2d:N, dense:N)
 //        tree_path --fit CHAIN.txt...
 //   --fit: least-squares fit of the front latency model (FrontLatencyModel:
 //   t = a + b k + c k (m - k)) to the "fused chain" lines of the fused
 //   kernel's traces (STARFRONT_FUSED_TRACE=2, run-relax.sh's chain step:
 //   per front m, k and its lag, extend-add, factor and write times, us),
-//   the fronts of the small and the large launch apart and together.
+//   the fronts of the small and the large launch apart and together. A
+//   file without such lines, or with one not understood, is an error.
 //   --max-front F: the cap of the critical-path rows (default
 //   kGpuFusedFront = 232, the largest front the fused GPU kernel keeps in
 //   shared memory: plan/task_graph.hpp).
+//   --model A,B,C: the front latency model (us, us a column, ns per
+//   k·(m − k) entry; default FrontLatencyModel's 10.5,0.36,0.6).
 // Columns: supernodes, flops (of the amalgamated factor), the largest front,
 // fronts above F, the critical path in modelled microseconds, its fronts and
 // its fully-summed columns, and the analysis time (s).
@@ -94,6 +97,29 @@ bool fit(const std::vector<ChainFront>& f, double coef[3], double& rms) {
   return true;
 }
 
+// Parses one "fused chain" line (fused_subtree.cu's trace, e.g. "fused chain
+// subtree s2147 (2148 fronts): ticket 2147 (large) m 179 k 179 children 6:
+// lag 1.02, extend-add 7.94, factor 70.40, write 0.00 us"): false when it
+// is not one of those or a figure is missing or not finite.
+bool parse_chain_line(const char* line, ChainFront& f) {
+  const char* t = std::strstr(line, "ticket ");
+  if (!t) return false;
+  long ticket = 0;
+  char kind[8] = {0};
+  double m, k, lag, ea, fa, wr;
+  int children, used = 0;
+  if (std::sscanf(t, "ticket %ld (%7[a-z]) m %lf k %lf children %d: lag %lf, extend-add %lf, factor %lf, write %lf us%n",
+                  &ticket, kind, &m, &k, &children, &lag, &ea, &fa, &wr, &used) != 9 || used == 0)
+    return false;
+  const bool large = !std::strcmp(kind, "large");
+  if (!large && std::strcmp(kind, "small")) return false;
+  for (double v : {m, k, lag, ea, fa, wr})
+    if (!std::isfinite(v) || v < 0) return false;
+  if (k < 1 || m < k) return false;
+  f = {large, m, k, lag + ea + fa + wr};
+  return true;
+}
+
 int fit_mode(const std::vector<std::string>& files) {
   std::vector<ChainFront> fronts;
   for (const std::string& name : files) {
@@ -102,24 +128,33 @@ int fit_mode(const std::vector<std::string>& files) {
       std::fprintf(stderr, "tree_path: cannot open %s\n", name.c_str());
       return 1;
     }
-    char line[1024];
+    char line[4096];
+    long lineno = 0, found = 0;
     while (std::fgets(line, sizeof line, fp)) {
-      const char* p = std::strstr(line, "fused chain ");
-      if (p != line) continue;
-      const char* kind = std::strstr(line, "(large)") ? "large" : std::strstr(line, "(small)") ? "small" : nullptr;
-      const char* q = std::strstr(line, ") m ");
-      double m, k, lag, ea, fa, wr;
-      int children;
-      if (!kind || !q ||
-          std::sscanf(q, ") m %lf k %lf children %d: lag %lf, extend-add %lf, factor %lf, write %lf", &m, &k,
-                      &children, &lag, &ea, &fa, &wr) != 7) {
-        std::fprintf(stderr, "tree_path: %s: a \"fused chain\" line not understood: %s", name.c_str(), line);
+      ++lineno;
+      if (!std::strstr(line, "fused chain ")) continue;
+      ChainFront f;
+      if (!parse_chain_line(line, f)) {
+        std::fprintf(stderr, "tree_path: %s:%ld: a \"fused chain\" line not understood (expected \"ticket T "
+                     "(small|large) m M k K children C: lag L, extend-add E, factor F, write W us\" with finite "
+                     "figures, 1 <= k <= m): %s", name.c_str(), lineno, line);
         std::fclose(fp);
         return 1;
       }
-      fronts.push_back({std::strcmp(kind, "large") == 0, m, k, lag + ea + fa + wr});
+      fronts.push_back(f);
+      ++found;
     }
+    const bool read_error = std::ferror(fp);
     std::fclose(fp);
+    if (read_error) {
+      std::fprintf(stderr, "tree_path: %s: read error (a folder?)\n", name.c_str());
+      return 1;
+    }
+    if (found == 0) {
+      std::fprintf(stderr, "tree_path: %s: no \"fused chain\" lines (STARFRONT_FUSED_TRACE=2 output)\n",
+                   name.c_str());
+      return 1;
+    }
   }
   std::printf("| fronts | count | a (us) | b (us a column) | c (us per 100 k(m-k)) | rms (us) |\n|---|---|---|---|---|---|\n");
   for (int which = 0; which < 3; ++which) {
@@ -128,59 +163,104 @@ int fit_mode(const std::vector<std::string>& files) {
       if (which == 2 || f.large == (which == 1)) sel.push_back(f);
     double c[3], rms;
     const char* label = which == 0 ? "small launch" : which == 1 ? "large launch" : "all";
-    if (!fit(sel, c, rms)) {
-      std::printf("| %s | %zu | - | - | - | - |\n", label, sel.size());
-      continue;
+    if (sel.size() < 4) {
+      std::printf("| %s | %zu | too few fronts to fit three figures | | | |\n", label, sel.size());
+    } else if (!fit(sel, c, rms)) {
+      std::printf("| %s | %zu | rank-deficient (k and k(m-k) do not vary independently) | | | |\n", label,
+                  sel.size());
+    } else {
+      std::printf("| %s | %zu | %.2f | %.3f | %.3f | %.2f |\n", label, sel.size(), c[0], c[1], c[2], rms);
     }
-    std::printf("| %s | %zu | %.2f | %.3f | %.3f | %.2f |\n", label, sel.size(), c[0], c[1], c[2], rms);
   }
   return 0;
 }
 
+// Parses a decimal integer in [lo, hi] (no sign, base, blank or suffix).
+bool parse_count(const char* text, long long lo, long long hi, long long& v) {
+  if (!*text) return false;
+  v = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    v = v * 10 + (*p - '0');
+    if (v > hi) return false;
+  }
+  return v >= lo;
+}
+
+// Parses "a,b,c" (us, us a column, ns per k(m-k) entry), each finite >= 0.
+bool parse_model(const char* text, FrontLatencyModel& m) {
+  double a, b, c;
+  int used = 0;
+  if (std::sscanf(text, "%lf,%lf,%lf%n", &a, &b, &c, &used) != 3 || text[used] != '\0') return false;
+  for (double v : {a, b, c})
+    if (!std::isfinite(v) || v < 0) return false;
+  m = {a * 1e-6, b * 1e-6, c * 1e-9};
+  return true;
+}
+
+constexpr const char* kUsage =
+    "usage: tree_path [--max-front F] [--model A,B,C] INPUT...\n"
+    "       tree_path --fit CHAIN.txt...\n"
+    "  INPUT: Matrix Market file, lap3d:N[:27], lap2d:N or dense:N\n"
+    "  --max-front F: cap of the \"cap\" rows, 1..1000000000 (default kGpuFusedFront)\n"
+    "  --model A,B,C: front latency model, us + us a column + ns per k(m-k) entry\n"
+    "                 (default FrontLatencyModel: 10.5,0.36,0.6)\n"
+    "  --fit: fit the model to fused chain traces (STARFRONT_FUSED_TRACE=2)\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && !std::strcmp(argv[1], "--fit")) {
-    if (argc < 3) {
-      std::fprintf(stderr, "usage: tree_path --fit CHAIN.txt...\n");
-      return 2;
-    }
-    return fit_mode(std::vector<std::string>(argv + 2, argv + argc));
-  }
-  idx_t cap = kGpuFusedFront;
+  long long cap = kGpuFusedFront;
+  FrontLatencyModel model;
+  bool fit_files = false;
   std::vector<std::string> inputs;
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) {
-      char* end = nullptr;
-      const long v = std::strtol(argv[++a], &end, 10);
-      if (*end || v < 0) {
-        std::fprintf(stderr, "tree_path: --max-front wants an order >= 0, got '%s'\n", argv[a]);
+    const char* arg = argv[a];
+    if (!std::strcmp(arg, "--help") || !std::strcmp(arg, "-h")) {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (!std::strcmp(arg, "--fit")) {
+      fit_files = true;
+    } else if (!std::strcmp(arg, "--max-front") || !std::strcmp(arg, "--model")) {
+      if (a + 1 >= argc) {
+        std::fprintf(stderr, "tree_path: %s needs a value\n%s", arg, kUsage);
         return 2;
       }
-      cap = v;
+      const char* v = argv[++a];
+      if (!std::strcmp(arg, "--max-front") ? !parse_count(v, 1, 1000000000, cap) : !parse_model(v, model)) {
+        std::fprintf(stderr, "tree_path: %s: bad value '%s'\n%s", arg, v, kUsage);
+        return 2;
+      }
+    } else if (arg[0] == '-' && arg[1] == '-') {
+      std::fprintf(stderr, "tree_path: unknown option %s\n%s", arg, kUsage);
+      return 2;
     } else {
-      inputs.push_back(argv[a]);
+      inputs.push_back(arg);
     }
   }
   if (inputs.empty()) {
-    std::fprintf(stderr, "usage: tree_path [--max-front F] INPUT...\n");
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  std::printf("| matrix | ordering | amalgamation | supernodes | flops | max front | fronts > %lld | "
-              "path us | path fronts | path columns | analysis s |\n",
-              static_cast<long long>(cap));
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const std::string& in : inputs) {
-    CscMatrix A;
-    if (Status st = load(in, A); !st.ok()) {
+  if (fit_files) return fit_mode(inputs);
+  std::vector<CscMatrix> mats(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (Status st = load(inputs[i], mats[i]); !st.ok()) {
       std::fprintf(stderr, "tree_path: %s\n", st.message.c_str());
       return 1;
     }
+  std::printf("| matrix | ordering | amalgamation | supernodes | flops | max front | fronts > %lld | "
+              "path us | path fronts | path columns | analysis s |\n",
+              cap);
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& in = inputs[i];
     const std::string name = in.substr(in.find_last_of('/') + 1);
-    for (const Variant& v : variants(cap)) {
+    for (Variant v : variants(static_cast<idx_t>(cap))) {
+      v.opts.latency = model;
       SymbolicFactor sf;
       const auto t0 = std::chrono::steady_clock::now();
-      if (Status st = analyse(A, v.opts, sf); !st.ok()) {
+      if (Status st = analyse(mats[i], v.opts, sf); !st.ok()) {
         std::fprintf(stderr, "tree_path: %s: %s\n", in.c_str(), st.message.c_str());
         return 1;
       }

@@ -284,32 +284,10 @@ double merged_path(const SupernodePartition& fund, std::vector<Part>& part,
   return L;
 }
 
-}  // namespace
-
-Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>& colcount,
-                        const AnalysisOptions& opts) {
+// The merged partition of `part` in the new numbering (see header).
+Amalgamation merged_partition(const SupernodePartition& fund, std::vector<Part>& part,
+                              const std::vector<NodeSize>& size) {
   const idx_t nf = fund.nsuper();
-  std::vector<NodeSize> size(nf);
-  for (idx_t s = 0; s < nf; ++s)
-    size[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
-  const ChildLists kids = child_lists(fund);
-  std::vector<Part> part = merge_bottom_up(fund, size, kids, opts);
-  if (opts.relax_critical_path) {
-    // The critical-path rule's two passes from the fundamental partition,
-    // kept when their path is shorter than the rule above alone gives.
-    std::vector<NodeSize> size2(nf);
-    for (idx_t s = 0; s < nf; ++s)
-      size2[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
-    PathState path{opts.latency, std::vector<double>(nf, 0.0), std::vector<double>(nf, 0.0)};
-    std::vector<Part> part2 = merge_shortest_prefix(fund, size2, kids, opts, path);
-    merge_within_path(fund, size2, kids, opts, path, part2);
-    if (merged_path(fund, part2, size2, opts.latency) <
-        merged_path(fund, part, size, opts.latency)) {
-      part = std::move(part2);
-      size = std::move(size2);
-    }
-  }
-
   // Number the representatives in increasing order (a postorder, see header).
   std::vector<idx_t> rep_id(nf, -1);
   idx_t nrep = 0;
@@ -319,6 +297,7 @@ Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>
   Amalgamation out;
   out.order.reserve(fund.start.back());
   out.super.parent.assign(nrep, -1);
+  out.front_order.reserve(nrep);
   for (idx_t r = 0; r < nf; ++r) {
     if (rep_id[r] == -1) continue;
     if (part[r].pre_tail != -1) part[part[r].pre_tail].next = r;
@@ -327,9 +306,59 @@ Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>
       if (q == r) break;
     }
     out.super.start.push_back(static_cast<idx_t>(out.order.size()));
+    out.front_order.push_back(size[r].order);
     if (fund.parent[r] != -1) out.super.parent[rep_id[r]] = rep_id[find_rep(part, fund.parent[r])];
   }
   return out;
+}
+
+std::vector<NodeSize> fundamental_sizes(const SupernodePartition& fund,
+                                        const std::vector<idx_t>& colcount) {
+  const idx_t nf = fund.nsuper();
+  std::vector<NodeSize> size(nf);
+  for (idx_t s = 0; s < nf; ++s)
+    size[s] = {fund.start[s + 1] - fund.start[s], colcount[fund.start[s]], 0.0};
+  return size;
+}
+
+// The critical-path rule's passes (see header) into part/size.
+std::vector<Part> critical_path_passes(const SupernodePartition& fund, std::vector<NodeSize>& size,
+                                       const ChildLists& kids, const AnalysisOptions& opts,
+                                       bool second_pass) {
+  const idx_t nf = fund.nsuper();
+  PathState path{opts.latency, std::vector<double>(nf, 0.0), std::vector<double>(nf, 0.0)};
+  std::vector<Part> part = merge_shortest_prefix(fund, size, kids, opts, path);
+  if (second_pass) merge_within_path(fund, size, kids, opts, path, part);
+  return part;
+}
+
+}  // namespace
+
+Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>& colcount,
+                        const AnalysisOptions& opts) {
+  std::vector<NodeSize> size = fundamental_sizes(fund, colcount);
+  const ChildLists kids = child_lists(fund);
+  std::vector<Part> part = merge_bottom_up(fund, size, kids, opts);
+  if (opts.relax_critical_path) {
+    // The critical-path rule's two passes from the fundamental partition,
+    // kept when their path is shorter than the rule above alone gives.
+    std::vector<NodeSize> size2 = fundamental_sizes(fund, colcount);
+    std::vector<Part> part2 = critical_path_passes(fund, size2, kids, opts, true);
+    if (merged_path(fund, part2, size2, opts.latency) <
+        merged_path(fund, part, size, opts.latency)) {
+      part = std::move(part2);
+      size = std::move(size2);
+    }
+  }
+  return merged_partition(fund, part, size);
+}
+
+Amalgamation amalgamate_critical_path(const SupernodePartition& fund,
+                                      const std::vector<idx_t>& colcount,
+                                      const AnalysisOptions& opts, bool second_pass) {
+  std::vector<NodeSize> size = fundamental_sizes(fund, colcount);
+  std::vector<Part> part = critical_path_passes(fund, size, child_lists(fund), opts, second_pass);
+  return merged_partition(fund, part, size);
 }
 
 }  // namespace starfront

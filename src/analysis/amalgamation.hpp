@@ -48,31 +48,39 @@
 // merging a child on the path saves a front's fixed cost, merging one off it
 // lengthens every path through the parent by the child's columns. Two
 // passes from the fundamental partition, every merge still through the rule
-// above (zeros and cap):
+// above (zeros and cap), front orders as above (a merged set is a subtree
+// rooted at its representative, so its front is the representative's CB
+// below all the set's columns):
 //   1. bottom-up, each parent p (children final) tries its children by
 //      decreasing modelled path below them, bl(c), and keeps the merges of
 //      the prefix of that order that makes bl(p) smallest, with the merged
 //      children's own children now p's (so bl(p) never exceeds its value
 //      without merges; by induction the tree's path L never exceeds the
 //      fundamental partition's);
-//   2. bottom-up again, each parent takes every remaining child (a
-//      representative below one of its parts) the rule above accepts as
+//   2. bottom-up again, each representative p considers the representatives
+//      hanging below its parts when it is visited (not the children of those
+//      it merges in this pass) and merges each one the rule above accepts as
 //      long as the path through the grown front, plus the fixed path above
 //      it (ancestors not yet visited, so unchanged), stays within L (to a
-//      relative 1e-12): fewer fronts where there is slack, L unchanged. A
-//      child merged here may hang below one of p's parts, so its columns go
-//      first in p's list (before every part of p: a topological order).
-// The result of the two passes is kept when its modelled path is shorter
-// than the plain rule's (same zeros and cap), else the plain rule's is: the
-// path is never longer than either the plain rule's or no amalgamation's.
-// Cost: O(nsuper log nsuper) more (sorting children, a multiset per parent).
+//      relative 1e-12): fewer fronts where there is slack, L unchanged to
+//      that tolerance. A child merged here may hang below one of p's parts,
+//      so its columns go first in p's list (before every part of p: a
+//      topological order).
+// amalgamate() keeps the result of the two passes when its modelled path is
+// shorter than the plain rule's (same zeros and cap), else the plain rule's:
+// the path is never longer than the plain rule's, nor (to 1e-12 relative)
+// than no amalgamation's. amalgamate_critical_path() returns the passes'
+// own result. Cost: O(nsuper log nsuper) more (sorting children, a multiset
+// per parent) and about 8 more doubles/indices per fundamental supernode.
 //
 // Inputs/outputs: the fundamental partition of a postordered tree and its
 // column counts (in the same numbering); returns the merged partition in the
-// new numbering and order[k] = the old column placed at new position k (to be
-// composed into the final permutation). Time O(n + nsuper α).
-// Workspace: about 10 * nsuper indices/doubles.
-// Failure: none.
+// new numbering, order[k] = the old column placed at new position k (to be
+// composed into the final permutation) and each merged front's order.
+// Time O(n + nsuper α) (plain rule), O(n + nsuper log nsuper) with the
+// critical-path rule. Workspace: about 10 * nsuper indices/doubles (plain),
+// about twice that with the critical-path rule.
+// Failure: none (options are checked by analyse()).
 //
 // References: C. Ashcraft, R. Grimes, "The influence of relaxed supernode
 // partitions on the multifrontal method", ACM TOMS 15(4), 1989,
@@ -91,12 +99,21 @@ namespace starfront {
 struct Amalgamation {
   SupernodePartition super;  ///< merged supernodes, in the new column numbering
   std::vector<idx_t> order;  ///< order[k] = old column placed at new position k
+  std::vector<idx_t> front_order;  ///< front order (rows) of each merged supernode
 };
 
-/// Relaxed amalgamation of the fundamental partition `fund` with the
-/// thresholds of `opts` (relax_small, relax_mid, relax_zeros_small,
-/// relax_zeros_large; `opts.amalgamate` is not looked at here).
+/// Relaxed amalgamation of the fundamental partition `fund` with the options
+/// of `opts` (relax_small, relax_mid, relax_zeros_small, relax_zeros_large,
+/// relax_marginal, relax_zeros_cap, relax_max_front, relax_critical_path,
+/// latency; `opts.amalgamate` is not looked at here).
 Amalgamation amalgamate(const SupernodePartition& fund, const std::vector<idx_t>& colcount,
                         const AnalysisOptions& opts);
+
+/// The critical-path rule's passes alone (pass 1, and pass 2 when
+/// `second_pass`), without amalgamate()'s comparison with the plain rule;
+/// `opts.relax_critical_path` is not looked at. For tests and measurements.
+Amalgamation amalgamate_critical_path(const SupernodePartition& fund,
+                                      const std::vector<idx_t>& colcount,
+                                      const AnalysisOptions& opts, bool second_pass = true);
 
 }  // namespace starfront

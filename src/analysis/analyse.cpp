@@ -1,13 +1,15 @@
 #include "analysis/analyse.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <new>
 #include <string>
 #include <utility>
 
 #include "analysis/amalgamation.hpp"
 #include "analysis/colcounts.hpp"
-#include "analysis/critical_path.hpp"
 #include "analysis/counts.hpp"
+#include "analysis/critical_path.hpp"
 #include "analysis/etree.hpp"
 #include "analysis/fronts.hpp"
 #include "analysis/ordering.hpp"
@@ -28,21 +30,26 @@ double ordering_flops(const CscMatrix& A, const std::vector<idx_t>& perm) {
   return fl;
 }
 
-// Scotch nested dissection and minimum degree; keeps the one with fewer flops.
-Status best_scotch_ordering(const CscMatrix& A, std::vector<idx_t>& perm) {
+// Scotch nested dissection and minimum degree; keeps the one with fewer
+// flops (used: which).
+Status best_scotch_ordering(const CscMatrix& A, std::vector<idx_t>& perm, OrderingMethod& used) {
   std::vector<idx_t> nd, md;
   if (Status st = order_scotch(A, nd, ScotchMethod::nested_dissection); !st.ok()) return st;
   if (Status st = order_scotch(A, md, ScotchMethod::minimum_degree); !st.ok()) return st;
-  perm = ordering_flops(A, md) < ordering_flops(A, nd) ? std::move(md) : std::move(nd);
+  const bool md_wins = ordering_flops(A, md) < ordering_flops(A, nd);
+  perm = md_wins ? std::move(md) : std::move(nd);
+  used = md_wins ? OrderingMethod::scotch_amd : OrderingMethod::scotch_nd;
   return Status::success();
 }
 
-// Step 2: the fill-reducing ordering requested by opts.
+// Step 2: the fill-reducing ordering requested by opts (used: the method
+// that gave perm: scotch becomes scotch_nd or scotch_amd).
 Status initial_ordering(const CscMatrix& A, const AnalysisOptions& opts,
-                        std::vector<idx_t>& perm) {
+                        std::vector<idx_t>& perm, OrderingMethod& used) {
+  used = opts.ordering;
   switch (opts.ordering) {
     case OrderingMethod::scotch:
-      return best_scotch_ordering(A, perm);
+      return best_scotch_ordering(A, perm, used);
     case OrderingMethod::scotch_nd:
       return order_scotch(A, perm, ScotchMethod::nested_dissection);
     case OrderingMethod::scotch_amd:
@@ -117,14 +124,38 @@ Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, Symbolic
     SymbolicFactor a, b;
     symbolic_from_ordering(A, opts, std::move(nd), a);
     symbolic_from_ordering(A, opts, std::move(md), b);
+    a.ordering_used = OrderingMethod::scotch_nd;
+    b.ordering_used = OrderingMethod::scotch_amd;
     const bool md_wins = b.critical_path_s < a.critical_path_s ||
                          (b.critical_path_s == a.critical_path_s && b.flops_exact < a.flops_exact);
     out = md_wins ? std::move(b) : std::move(a);
     return Status::success();
   }
   std::vector<idx_t> perm;
-  if (Status st = initial_ordering(A, opts, perm); !st.ok()) return st;
+  OrderingMethod used = opts.ordering;
+  if (Status st = initial_ordering(A, opts, perm, used); !st.ok()) return st;
   symbolic_from_ordering(A, opts, std::move(perm), out);
+  out.ordering_used = used;
+  return Status::success();
+}
+
+// The options the critical-path rule and the ordering choice read.
+Status check_path_options(const AnalysisOptions& opts) {
+  const FrontLatencyModel& m = opts.latency;
+  for (const auto& [name, v] : {std::pair<const char*, double>{"per_front", m.per_front},
+                                {"per_column", m.per_column},
+                                {"per_update", m.per_update}})
+    if (!std::isfinite(v) || v < 0.0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      return Status::error(StatusCode::invalid_argument, std::string("AnalysisOptions::latency.") + name +
+                                                              " = " + buf +
+                                                              ": expected a finite number >= 0 (seconds)");
+    }
+  if (opts.relax_max_front < 0)
+    return Status::error(StatusCode::invalid_argument,
+                         "AnalysisOptions::relax_max_front = " + std::to_string(opts.relax_max_front) +
+                             ": expected 0 (no limit) or a front order >= 1");
   return Status::success();
 }
 
@@ -132,6 +163,7 @@ Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, Symbolic
 
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
   if (Status st = check_lower_csc(A); !st.ok()) return st;
+  if (Status st = check_path_options(opts); !st.ok()) return st;
   try {
     return analyse_checked(A, opts, out);
   } catch (const std::bad_alloc&) {

@@ -14,9 +14,12 @@
 //   8. front row structures of P A Pᵀ with the final perm   (fronts)
 //   9. nnz / flop / front-size counts                      (counts)
 // Time O(nnz(A) α(n) + Σ front orders) plus the ordering; no O(n²) step.
-// Workspace: two permuted copies of A (one at a time) and O(n) indices.
+// Workspace: two permuted copies of A (one at a time) and O(n) indices;
+// with OrderingChoice::critical_path, both orderings' whole symbolic
+// factorisations at once (twice the memory and time of one analysis).
 // Failure: invalid_argument (A malformed, unknown ordering method, user_perm
-// not a bijection: the message names the bad entry), unsupported / ordering_error
+// not a bijection: the message names the bad entry; a latency figure of
+// the options negative or not finite, relax_max_front < 0), unsupported / ordering_error
 // from Scotch, out_of_memory when an allocation fails. `out` is only written on
 // success.
 #pragma once

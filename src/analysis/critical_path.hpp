@@ -44,10 +44,13 @@ struct CriticalPath {
 
 /// Critical path of the forest given by `parent` (size nsuper; parent[s] > s
 /// or -1 for a root: children numbered before their parents, as every tree
-/// of the analysis is), `ncols[s]` = k and `order[s]` = m of each front.
+/// of the analysis is), `ncols[s]` = k and `order[s]` = m of each front
+/// (both of size nsuper, 0 <= k <= m). The model's figures are finite and
+/// >= 0 (analyse() checks AnalysisOptions::latency); with a NaN figure no
+/// path compares longer and the result is empty (top -1).
 /// Ties between paths go to the first root and the first child in numbering.
 /// Time O(nsuper). Errors: none (the numbering is the caller's precondition;
-/// a parent[s] <= s other than -1 is skipped as if s were a root).
+/// a parent[s] <= s or >= nsuper other than -1 is taken as a root).
 CriticalPath critical_path(const std::vector<idx_t>& parent, const std::vector<idx_t>& ncols,
                            const std::vector<idx_t>& order, const FrontLatencyModel& model);
 

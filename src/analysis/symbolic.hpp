@@ -117,6 +117,9 @@ struct SymbolicFactor {
   double critical_path_s = 0.0;
   idx_t critical_path_fronts = 0;
   idx_t critical_path_columns = 0;
+  /// The ordering the analysis used: scotch_nd or scotch_amd when
+  /// OrderingMethod::scotch picked one, else the requested method.
+  OrderingMethod ordering_used = OrderingMethod::natural;
 
   idx_t ncols(idx_t s) const { return super_start[s + 1] - super_start[s]; }
   idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }
@@ -126,8 +129,9 @@ struct SymbolicFactor {
 /// Runs the whole analysis on the lower CSC matrix A (validated first):
 /// ordering, elimination tree, postorder, column counts, fundamental
 /// supernodes, relaxed amalgamation, front structures and counts.
-/// Errors: invalid_argument (A malformed, user_perm not a bijection),
-/// ordering_error (Scotch failed).
+/// Errors: invalid_argument (A malformed, user_perm not a bijection, a
+/// latency figure negative or not finite, relax_max_front < 0),
+/// ordering_error (Scotch failed). `out` is only written on success.
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out);
 
 }  // namespace starfront

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/supernodes.hpp"
+#include "analysis/symbolic.hpp"
 #include "sparse/csc.hpp"
 
 namespace starfront::testing {
@@ -177,6 +179,19 @@ inline std::vector<idx_t> fundamental_supernode_starts(const DenseSymbolic& L) {
   }
   if (n > 0) start.push_back(n);
   return start;
+}
+
+/// The fundamental partition and column counts of sf, a symbolic analysis
+/// made without amalgamation (every supernode's front is then its first
+/// column's pattern), in sf's final numbering.
+inline void fundamental_of(const SymbolicFactor& sf, SupernodePartition& fund,
+                           std::vector<idx_t>& colcount) {
+  fund.start = sf.super_start;
+  fund.parent = sf.super_parent;
+  colcount.assign(sf.n, 0);
+  for (idx_t s = 0; s < sf.nsuper; ++s)
+    for (idx_t j = sf.super_start[s]; j < sf.super_start[s + 1]; ++j)
+      colcount[j] = sf.front_order(s) - (j - sf.super_start[s]);
 }
 
 }  // namespace starfront::testing

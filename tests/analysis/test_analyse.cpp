@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <random>
 
 #include "analysis/amalgamation.hpp"
 #include "analysis/counts.hpp"
 #include "analysis/critical_path.hpp"
+#include "analysis/fronts.hpp"
 #include "analysis/ordering.hpp"
 #include "analysis/permutation.hpp"
 #include "analysis/symbolic.hpp"
@@ -325,29 +327,124 @@ TEST(Amalgamation, CriticalPathRuleNeverLengthensThePath) {
   std::printf("critical-path rule: %d of %d trees shorter than with the plain rule\n", shorter, runs);
 }
 
-// A chain of single columns (tridiagonal pattern, natural order), zeros
-// allowed, under a model where fronts cost only their fixed part: every
-// merge pays, the path becomes one front; under a cap, fronts of order at
-// most the cap, all on the path.
-TEST(Amalgamation, CriticalPathRuleOnAChain) {
+// The merged structure `am` of the fundamental analysis `fsf`, built for
+// real: permutation composed, fronts by build_fronts on P A Pᵀ.
+SymbolicFactor apply_amalgamation(const CscMatrix& A, const SymbolicFactor& fsf, const Amalgamation& am) {
+  SymbolicFactor out;
+  out.n = fsf.n;
+  out.perm = compose_permutations(fsf.perm, am.order);
+  out.iperm = invert_permutation(out.perm);
+  out.nsuper = am.super.nsuper();
+  out.super_start = am.super.start;
+  out.super_parent = am.super.parent;
+  build_fronts(permute_symmetric(A, out.perm), out);
+  compute_front_counts(out);
+  return out;
+}
+
+// The critical-path rule's own result (amalgamate_critical_path, pass 1
+// alone and both passes), on random patterns, random models and caps:
+// every merged front's order is the real one (fronts built from scratch),
+// the exact fill is unchanged (brute force), the path is never longer than
+// without amalgamation, pass 2 never lengthens pass 1's path nor adds
+// fronts, and only unmerged fundamental fronts exceed the cap.
+TEST(Amalgamation, CriticalPathPassesOwnResult) {
+  std::mt19937_64 rng(4411);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int fewer = 0;
+  for (int rep = 0; rep < 200; ++rep)
+    for (auto kind : testing::kAllKinds) {
+      const idx_t n = rep % 8 == 7 ? 120 + static_cast<idx_t>(rng() % 180) : testing::random_order(rng);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      AnalysisOptions o = options(rep % 2 ? OrderingMethod::scotch_amd : OrderingMethod::scotch_nd, false);
+      // Random models, and extreme ones: fixed cost only, columns only,
+      // the CB update dominant.
+      const int model = rep % 5;
+      o.latency = model == 1   ? FrontLatencyModel{1.0, 0.0, 0.0}
+                  : model == 2 ? FrontLatencyModel{0.0, 1.0, 0.0}
+                  : model == 3 ? FrontLatencyModel{1e-3 * u(rng), 1e-3 * u(rng), u(rng)}
+                               : FrontLatencyModel{20e-6 * u(rng), 1e-6 * u(rng), 2e-9 * u(rng)};
+      o.relax_max_front = rep % 4 == 0 ? 0 : 3 + static_cast<idx_t>(rng() % 40);
+      if (rep % 5 == 4) o.relax_small = 64;
+      SCOPED_TRACE(std::string(testing::pattern_name(kind)) + " n=" + std::to_string(n) +
+                   " rep=" + std::to_string(rep));
+      SymbolicFactor fsf;
+      ASSERT_TRUE(analyse(A, o, fsf).ok());
+      SupernodePartition fund;
+      std::vector<idx_t> colcount;
+      testing::fundamental_of(fsf, fund, colcount);
+      const double path0 = critical_path(fsf, o.latency).seconds;
+      double path1 = 0.0;
+      idx_t nsuper1 = 0;
+      for (bool second : {false, true}) {
+        const Amalgamation am = amalgamate_critical_path(fund, colcount, o, second);
+        const SymbolicFactor sf = apply_amalgamation(A, fsf, am);
+        expect_structure(sf);
+        if (HasFatalFailure()) return;
+        for (idx_t s = 0; s < sf.nsuper; ++s) {
+          ASSERT_EQ(sf.front_order(s), am.front_order[s]) << "supernode " << s << " second " << second;
+          // Above the cap only a fundamental front left alone.
+          if (o.relax_max_front > 0 && sf.front_order(s) > o.relax_max_front) {
+            const idx_t last = am.order[am.super.start[s + 1] - 1];
+            const idx_t f = fsf.col_to_super[last];
+            EXPECT_EQ(sf.ncols(s), fsf.ncols(f)) << "a merged front above the cap";
+          }
+        }
+        if (n <= 300) {
+          const DenseSymbolic L(permute_symmetric(A, sf.perm));
+          EXPECT_EQ(L.nnz(), fsf.nnz_l_exact) << "second " << second;
+        }
+        const double path = critical_path(sf, o.latency).seconds;
+        EXPECT_LE(path, path0 * (1 + 1e-9)) << "second " << second;
+        if (!second) {
+          path1 = path;
+          nsuper1 = sf.nsuper;
+        } else {
+          EXPECT_LE(path, path1 * (1 + 1e-9));
+          EXPECT_LE(sf.nsuper, nsuper1);
+          fewer += sf.nsuper < nsuper1;
+        }
+      }
+    }
+  EXPECT_GT(fewer, 50) << "pass 2 merged nothing";
+  std::printf("critical-path rule: pass 2 left fewer fronts than pass 1 alone in %d trees\n", fewer);
+}
+
+// A broom: a handle (a chain of single columns) and bristles (leaves), all
+// under one root column, natural order, zeros allowed. The plain rule merges
+// everything into one front, the bristles' columns onto the handle's path;
+// the critical-path rule merges the handle into one front and keeps it, the
+// root and the bristles apart (merging the handle into the root would put
+// the bristles below the grown root: 0.5 + 21 + 1.5 against 0.5 + 20 + 1.5):
+// a shorter path, and amalgamate() keeps it.
+TEST(Amalgamation, CriticalPathRuleOnABroom) {
+  const idx_t handle = 20, bristles = 12, n = handle + bristles + 1, root = n - 1;
   std::vector<std::pair<idx_t, idx_t>> pairs;
-  for (idx_t j = 0; j + 1 < 30; ++j) pairs.push_back({j + 1, j});
-  const CscMatrix A = testing::pattern_from_pairs(30, pairs);
-  AnalysisOptions o = options(OrderingMethod::natural, true);
-  o.relax_critical_path = true;
-  o.relax_small = 1000;  // the zero rule accepts every merge
-  o.latency = {1.0, 0.0, 0.0};
-  SymbolicFactor sf;
-  ASSERT_TRUE(analyse(A, o, sf).ok());
-  EXPECT_EQ(sf.nsuper, 1);
-  EXPECT_EQ(sf.critical_path_s, 1.0);
-  EXPECT_EQ(sf.critical_path_fronts, 1);
-  EXPECT_EQ(sf.critical_path_columns, 30);
-  o.relax_max_front = 10;  // the cap splits it: fronts of order <= 10 (k + 1 rows)
-  ASSERT_TRUE(analyse(A, o, sf).ok());
-  expect_matches_brute_force(A, sf, true);
-  EXPECT_LE(sf.max_front, 10);
-  EXPECT_EQ(sf.critical_path_fronts, sf.nsuper);
+  for (idx_t j = 0; j < bristles; ++j) pairs.push_back({root, j});  // leaves first
+  for (idx_t j = bristles; j + 1 < root; ++j) pairs.push_back({j + 1, j});
+  pairs.push_back({root, root - 1});
+  const CscMatrix A = testing::pattern_from_pairs(n, pairs);
+  AnalysisOptions plain = options(OrderingMethod::natural, true);
+  plain.relax_small = 1000;  // the zero rule accepts every merge
+  plain.latency = {0.5, 1.0, 0.0};
+  AnalysisOptions path = plain;
+  path.relax_critical_path = true;
+  SymbolicFactor sp, sc;
+  ASSERT_TRUE(analyse(A, plain, sp).ok());
+  ASSERT_TRUE(analyse(A, path, sc).ok());
+  expect_matches_brute_force(A, sc, true);
+  EXPECT_EQ(sp.nsuper, 1);
+  EXPECT_EQ(sp.critical_path_s, 0.5 + n);
+  EXPECT_EQ(sc.nsuper, 2 + bristles);
+  EXPECT_EQ(sc.critical_path_s, (0.5 + handle) + (0.5 + 1));
+  EXPECT_EQ(sc.critical_path_fronts, 2);
+  EXPECT_EQ(sc.critical_path_columns, handle + 1);
+  // Under a cap of 8 rows the handle is cut into fronts of order <= 8.
+  path.relax_max_front = 8;
+  ASSERT_TRUE(analyse(A, path, sc).ok());
+  expect_matches_brute_force(A, sc, true);
+  EXPECT_LE(sc.max_front, 8);
+  EXPECT_GT(sc.critical_path_fronts, 1);
 }
 
 // OrderingChoice::critical_path keeps whichever of Scotch's two orderings
@@ -412,6 +509,35 @@ TEST(AnalysisDriver, DiagonalMatrixHasOneSupernodePerColumn) {
     EXPECT_EQ(sf.nnz_l, n);
     EXPECT_EQ(sf.max_front, 1);
   }
+}
+
+// Bad latency figures or a negative front cap are refused, naming the
+// option, and leave `out` untouched.
+TEST(AnalysisDriver, RejectsBadCriticalPathOptions) {
+  std::mt19937_64 rng(5);
+  const CscMatrix A = testing::random_pattern(testing::PatternKind::random, 30, rng);
+  SymbolicFactor sf;
+  sf.n = -7;  // a marker: must survive every refusal
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (int which = 0; which < 3; ++which)
+    for (double bad : {-1e-6, nan, inf}) {
+      AnalysisOptions o;
+      o.relax_critical_path = true;
+      double* field = which == 0 ? &o.latency.per_front : which == 1 ? &o.latency.per_column : &o.latency.per_update;
+      *field = bad;
+      const Status st = analyse(A, o, sf);
+      EXPECT_EQ(st.code, StatusCode::invalid_argument) << which << " " << bad;
+      EXPECT_NE(st.message.find(which == 0 ? "per_front" : which == 1 ? "per_column" : "per_update"),
+                std::string::npos)
+          << st.message;
+      EXPECT_EQ(sf.n, -7);
+    }
+  AnalysisOptions o;
+  o.relax_max_front = -1;
+  const Status st = analyse(A, o, sf);
+  EXPECT_EQ(st.code, StatusCode::invalid_argument);
+  EXPECT_NE(st.message.find("relax_max_front"), std::string::npos) << st.message;
+  EXPECT_EQ(sf.n, -7);
 }
 
 TEST(AnalysisDriver, RejectsMalformedMatrix) {

@@ -34,6 +34,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -130,6 +131,11 @@ struct Shape {
   TrsmLeaf method;
 };
 
+/// GoogleTest's name for a shape (instead of the struct's bytes).
+void PrintTo(const Shape& s, std::ostream* os) {
+  *os << s.m << "x" << s.n << " leaf " << s.leaf << (s.method == TrsmLeaf::cublas ? " cublas" : " kernel");
+}
+
 class GpuTrsm : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(GpuTrsm, MatchesHostDtrsm) {
@@ -192,6 +198,8 @@ std::vector<double> random_panel(int m, int k, int ld, std::mt19937_64& rng) {
 struct PanelShape {
   int m, k;
 };
+
+void PrintTo(const PanelShape& s, std::ostream* os) { *os << s.m << "x" << s.k; }
 
 /// The two panel factorisations: gpu_potrf_panel (blocks of 64 columns,
 /// three launches a block) or gpu_potrf_panel_rows (one launch).
@@ -495,6 +503,12 @@ struct SyrkShape {
   SyrkMethod method;
   bool same;  ///< B = A
 };
+
+void PrintTo(const SyrkShape& s, std::ostream* os) {
+  *os << "n " << s.n << " k " << s.k
+      << (s.method == SyrkMethod::kernel ? " kernel" : s.method == SyrkMethod::cublas ? " cublas" : " automatic")
+      << (s.same ? " B=A" : " B!=A");
+}
 
 class GpuSyrk : public ::testing::TestWithParam<SyrkShape> {};
 

@@ -108,9 +108,15 @@ TEST(Cli, CriticalPathAnalysisOptions) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["ordering"], "scotch-path");
+  EXPECT_EQ(j["ordering_used"], "scotch-nd");  // nested dissection's tree is the shallower
+  EXPECT_EQ(j["relax_path"], true);
+  EXPECT_EQ(j["max_front_cap"], 232);
+  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, path_us(c.out), 0.1);
+  EXPECT_GT(j["tree_critical_path_fronts"].get<long>(), 0);
   EXPECT_LE(j["max_front"].get<long>(), 232);
   EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
-  for (const char* bad : {"--max-front -1", "--max-front x", "--ordering scotch-paths"}) {
+  for (const char* bad : {"--max-front -1", "--max-front x", "--max-front 0x10", "--max-front 99999999999",
+                          "--ordering scotch-paths"}) {
     const CliRun b = run("plan " + f + " " + bad);
     EXPECT_EQ(b.exit_code, 2) << bad;
     EXPECT_FALSE(b.err.empty()) << bad;

@@ -36,7 +36,7 @@ int generate(const std::string& kind, long long N, int stencil, const std::strin
   return 0;
 }
 
-/// Task-graph options shared by `solve` and `plan`.
+/// Analysis options shared by `solve` and `plan`.
 void add_analysis_options(CLI::App* app, starfront::tools::SolveArgs& a) {
   app->add_option("--ordering", a.ordering,
                   "fill-reducing ordering: scotch (best of Scotch nested dissection and minimum "
@@ -47,14 +47,28 @@ void add_analysis_options(CLI::App* app, starfront::tools::SolveArgs& a) {
   app->add_flag("--relax-path", a.relax_path,
                 "amalgamate only where the assembly tree's modelled critical path does not grow "
                 "(AnalysisOptions::relax_critical_path)");
-  app->add_option("--max-front", a.max_front,
-                  "no amalgamation makes a front of larger order (0: no limit; " +
-                      std::to_string(starfront::kGpuFusedFront) +
-                      " is the largest the fused GPU kernel keeps in shared memory)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  // A decimal count, parsed here: CLI11's integers also take octal (010)
+  // and hexadecimal (0x10) spellings and clamp on overflow.
+  app->add_option_function<std::string>(
+         "--max-front",
+         [&a](const std::string& v) {
+           long long x = 0;
+           bool ok = !v.empty() && v.size() <= 10;
+           for (char ch : v) ok = ok && ch >= '0' && ch <= '9';
+           if (ok) x = std::stoll(v);
+           if (!ok || x > 1000000000)
+             throw CLI::ValidationError("--max-front", "expected a front order 0..1000000000 in decimal "
+                                                       "(0: no limit), got '" + v + "'");
+           a.max_front = static_cast<starfront::idx_t>(x);
+         },
+         "no amalgamation makes a front of larger order (default 0: no limit; " +
+             std::to_string(starfront::kGpuFusedFront) +
+             " is the largest the fused GPU kernel keeps in shared memory; fronts of the fundamental "
+             "partition above it stay as they are)")
+      ->type_name("INT");
 }
 
+/// Task-graph options shared by `solve` and `plan`.
 void add_graph_options(CLI::App* app, starfront::tools::SolveArgs& a) {
   app->add_option("--tile-size", a.tile_size,
                   "order of the tiles of large fronts (GPU graph: " + std::to_string(starfront::kGpuTileSize) + ")")

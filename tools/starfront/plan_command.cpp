@@ -49,6 +49,13 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
               sym.flops, static_cast<long long>(sym.max_front), sym.critical_path_s * 1e6,
               static_cast<long long>(sym.critical_path_fronts),
               static_cast<long long>(sym.critical_path_columns));
+  if (a.max_front > 0 && sym.max_front > a.max_front) {
+    long long over = 0;
+    for (idx_t f = 0; f < sym.nsuper; ++f) over += sym.front_order(f) > a.max_front;
+    std::printf("  %lld fronts above --max-front %lld: fronts of the fundamental partition, which the "
+                "cap does not split\n",
+                over, static_cast<long long>(a.max_front));
+  }
   const MemoryEstimates me = solver.memory();
   auto mb = [](double bytes) { return bytes / 1048576.0; };
   std::printf("  memory (MiB): factors %.2f; contribution blocks: planned %.2f in %lld slots (%s, %lld "

@@ -97,8 +97,21 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
   r.j["below_threshold_pivots"] = F.below_threshold_pivots;
 }
 
+/// The --ordering spelling of an ordering method.
+const char* ordering_name(OrderingMethod m) {
+  switch (m) {
+    case OrderingMethod::scotch: return "scotch";
+    case OrderingMethod::scotch_nd: return "scotch-nd";
+    case OrderingMethod::scotch_amd: return "scotch-amd";
+    case OrderingMethod::natural: return "natural";
+    case OrderingMethod::user: return "user";
+  }
+  return "?";
+}
+
 /// The analysis keys of the report: its time, nnz(L), flops, the largest
-/// front and the supernodes.
+/// front, the supernodes, the ordering used and the tree's modelled
+/// critical path.
 void describe_analysis(const Solver& solver, Report& r) {
   const SymbolicFactor& S = solver.symbolic();
   r.j["t_analyse_s"] = solver.stats().t_analyse_s;
@@ -108,6 +121,9 @@ void describe_analysis(const Solver& solver, Report& r) {
   r.j["flops_exact"] = S.flops_exact;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
+  r.j["ordering_used"] = ordering_name(S.ordering_used);
+  r.j["tree_critical_path_s"] = S.critical_path_s;
+  r.j["tree_critical_path_fronts"] = S.critical_path_fronts;
 }
 
 /// The task-graph figures of the report: tasks by kind, critical path, slot
@@ -154,6 +170,8 @@ Status run(const SolveArgs& a, Report& r) {
 
   r.j["executor"] = a.executor;
   r.j["ordering"] = a.ordering;
+  r.j["relax_path"] = a.relax_path;
+  r.j["max_front_cap"] = a.max_front;
   Solver solver;
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
   st = solver.analyse(A, analysis_options(a), graph_options(a, workers));
@@ -317,6 +335,8 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   MPI_Comm_size(comm, &nranks);
   r.j["executor"] = "starpu-mpi";
   r.j["ordering"] = a.ordering;
+  r.j["relax_path"] = a.relax_path;
+  r.j["max_front_cap"] = a.max_front;
   CscMatrix A;
   std::string source;
   auto t0 = clock_type::now();
@@ -565,7 +585,14 @@ int run_solve(const SolveArgs& args) {
   try {
     return report(args, r);
   } catch (const std::bad_alloc&) {
+    // What the run had filled stays (its memory is released by now); the
+    // report still gets its one object, as every other failure's does.
     r.status = Status::error(StatusCode::out_of_memory, "out of memory");
+    if (args.json) {
+      r.j["status"] = status_name(r.status.code);
+      r.j["error"] = r.status.message;
+      std::cout << r.j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    }
     std::cerr << "starfront solve: out_of_memory: not enough memory for this problem\n";
     return 1;
   }
@@ -581,14 +608,16 @@ static nlohmann::json null_report() {
                         "critical_path_est_s", "mean_task_s", "factor_phases_s", "min_pivot_ratio", "memory",
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
-                        "refine_steps", "blas_core"})
+                        "refine_steps", "blas_core", "ordering_used", "tree_critical_path_s",
+                        "tree_critical_path_fronts"})
     j[k] = nullptr;
   return j;
 }
 
 void print_usage_error_json(const std::string& message) {
   nlohmann::json j = null_report();
-  for (const char* k : {"method_requested", "file", "executor", "ordering"}) j[k] = nullptr;
+  for (const char* k : {"method_requested", "file", "executor", "ordering", "relax_path", "max_front_cap"})
+    j[k] = nullptr;
   j["status"] = "usage_error";
   j["error"] = message;
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
