@@ -218,29 +218,46 @@ std::vector<NamedMatrix> matrices() {
   return ms;
 }
 
+/// The analysis for latency-bound trees (the Scotch ordering with the
+/// shorter modelled critical path, the critical-path amalgamation, merged
+/// fronts up to kGpuFusedFront): other trees, the same index invariants.
+AnalysisOptions latency_analysis() {
+  AnalysisOptions ao;
+  ao.ordering_choice = OrderingChoice::critical_path;
+  ao.relax_critical_path = true;
+  ao.relax_max_front = kGpuFusedFront;
+  return ao;
+}
+
 TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
   for (const NamedMatrix& m : matrices())
-    for (bool gpu : {false, true}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      // 0: default graph; 1: GPU graph; 2: GPU graph of the latency analysis.
       Solver solver;
-      const GraphOptions go = gpu ? gpu_graph_options(16, kGpuFusedFront) : GraphOptions{};
-      ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, go).ok()) << m.name;
+      const GraphOptions go = variant > 0 ? gpu_graph_options(16, kGpuFusedFront) : GraphOptions{};
+      const AnalysisOptions ao = variant == 2 ? latency_analysis() : AnalysisOptions{};
+      ASSERT_TRUE(solver.analyse(m.A, ao, go).ok()) << m.name;
       FusedSubtreeIndex X;
       ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << m.name;
       EXPECT_FALSE(X.empty) << m.name;
-      check_structure(solver.graph(), X, m.name + (gpu ? " (GPU graph)" : ""));
+      check_structure(solver.graph(), X,
+                      m.name + (variant == 1 ? " (GPU graph)" : variant == 2 ? " (GPU graph, latency analysis)" : ""));
     }
 }
 
 /// The emulation gives the CPU subtree kernel's panel and root CB to 1e-13
 /// norm-wise (or 10 times the CPU's own spread when that is larger).
 TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
-  for (const NamedMatrix& m : matrices()) {
-    Solver solver;
-    ASSERT_TRUE(solver.analyse(m.A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok()) << m.name;
-    const double spread = cpu_spread(m.A, gpu_graph_options(16, kGpuFusedFront));
-    std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", m.name.c_str(), spread);
-    EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, m.name, std::max(1e-13, 10 * spread)), 0) << m.name;
-  }
+  for (const NamedMatrix& m : matrices())
+    for (bool latency : {false, true}) {
+      const std::string name = m.name + (latency ? " (latency analysis)" : "");
+      const AnalysisOptions ao = latency ? latency_analysis() : AnalysisOptions{};
+      Solver solver;
+      ASSERT_TRUE(solver.analyse(m.A, ao, gpu_graph_options(16, kGpuFusedFront)).ok()) << name;
+      const double spread = cpu_spread(m.A, gpu_graph_options(16, kGpuFusedFront), ao);
+      std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", name.c_str(), spread);
+      EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, name, std::max(1e-13, 10 * spread)), 0) << name;
+    }
 }
 
 /// A negative diagonal entry in a column inside a fused subtree (a
@@ -273,18 +290,22 @@ TEST(FusedSubtreeIndex, EmulationNotPositiveDefiniteSameColumn) {
 /// fused front has order <= 232 (the default bound).
 TEST(FusedSubtreeIndex, GpuGraphOptionFusesThePowerGridMatrix) {
   const CscMatrix A = read_spd("activsg2000_hykkt_10.mtx");
-  Solver solver;
-  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16, kGpuFusedFront)).ok());
-  const TaskGraph& G = solver.graph();
-  const GraphStats gs = graph_stats(G);
-  std::printf("[ activsg2000_hykkt_10, GPU graph: %lld tasks (%lld subtree), %lld of %lld fronts fused ]\n",
-              static_cast<long long>(gs.tasks), static_cast<long long>(gs.by_kind[0]),
-              static_cast<long long>(gs.fronts_in_subtrees), static_cast<long long>(gs.fronts));
-  EXPECT_LE(gs.tasks, 50);
-  for (idx_t s = 0; s < solver.plan().nsuper; ++s)
-    if (G.mode[s] == FrontMode::in_subtree) {
-      EXPECT_LE(solver.plan().front_order(s), 232);
-    }
+  for (bool latency : {false, true}) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(A, latency ? latency_analysis() : AnalysisOptions{},
+                               gpu_graph_options(16, kGpuFusedFront)).ok());
+    const TaskGraph& G = solver.graph();
+    const GraphStats gs = graph_stats(G);
+    std::printf("[ activsg2000_hykkt_10, GPU graph%s: %lld tasks (%lld subtree), %lld of %lld fronts fused ]\n",
+                latency ? " (latency analysis)" : "", static_cast<long long>(gs.tasks),
+                static_cast<long long>(gs.by_kind[0]), static_cast<long long>(gs.fronts_in_subtrees),
+                static_cast<long long>(gs.fronts));
+    EXPECT_LE(gs.tasks, 50);
+    for (idx_t s = 0; s < solver.plan().nsuper; ++s)
+      if (G.mode[s] == FrontMode::in_subtree) {
+        EXPECT_LE(solver.plan().front_order(s), 232);
+      }
+  }
   GraphOptions bad = gpu_graph_options(16, kGpuFusedFront);
   bad.max_subtree_front = -1;
   Solver s2;
