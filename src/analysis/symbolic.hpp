@@ -35,9 +35,9 @@ enum class OrderingChoice {
 /// traced critical chains on the H200 (large fronts, bench/README.md, issue 6,
 /// session 43).
 struct FrontLatencyModel {
-  double per_front = 10.5e-6;
-  double per_column = 0.36e-6;
-  double per_update = 0.6e-9;
+  double per_front = 10.5e-6;  ///< seconds a front: wait, extend-add, writes
+  double per_column = 0.36e-6; ///< seconds a fully-summed column (serial pivot chain)
+  double per_update = 0.6e-9;  ///< seconds per entry of k·(m−k) (the CB update)
 };
 
 /// Options of the symbolic analysis.
