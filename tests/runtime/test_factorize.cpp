@@ -771,11 +771,15 @@ TEST_F(StarpuTest, RefactorisationWithNewValuesAndPatternCheck) {
   EXPECT_NE(st.message.find("pattern"), std::string::npos) << st.message;
 }
 
-/// The phase breakdown of FactorStats: every phase >= 0, together they
-/// cover the wall time of Solver::factorize (the gaps between phases are a
-/// few statements), the executor's own figure lies inside it, and the
-/// phases each executor has are filled.
-void expect_phases_cover(const Solver& solver, double wall, Executor exec) {
+/// The phase breakdown of FactorStats: every phase >= 0, their sum within
+/// the wall time of Solver::factorize, the executor's own figure inside it,
+/// and the phases each executor has are filled. Returns whether the phases
+/// cover at least half the wall time (the gaps between phases are a few
+/// statements): the callers require it of at least one of several runs,
+/// since a loaded machine can stall a thread between two phases (seen under
+/// the sanitizers beside a build: 1.9 of 3.1 ms), while a phase left out
+/// misses it in every run.
+bool expect_phases_cover(const Solver& solver, double wall, Executor exec) {
   const FactorStats& fs = solver.stats().factor;
   const FactorPhases& ph = fs.phases;
   for (double x : {ph.check, ph.setup, ph.submit, ph.execute, ph.writeback, ph.finish}) EXPECT_GE(x, 0.0);
@@ -783,7 +787,6 @@ void expect_phases_cover(const Solver& solver, double wall, Executor exec) {
   EXPECT_LE(fs.total_seconds, wall);
   EXPECT_LE(fs.seconds, fs.total_seconds);
   EXPECT_LE(ph.sum(), fs.total_seconds + 1e-6);
-  EXPECT_GE(ph.sum(), 0.5 * fs.total_seconds) << "a phase is missing";
   EXPECT_GT(ph.check, 0.0);
   EXPECT_GT(ph.setup, 0.0);
   EXPECT_GT(ph.execute, 0.0);
@@ -797,6 +800,7 @@ void expect_phases_cover(const Solver& solver, double wall, Executor exec) {
     EXPECT_EQ(ph.submit, 0.0);
     EXPECT_EQ(ph.writeback, 0.0);
   }
+  return ph.sum() >= 0.5 * fs.total_seconds;
 }
 
 TEST_F(StarpuTest, FactorPhasesCoverTheWallTime) {
@@ -804,11 +808,15 @@ TEST_F(StarpuTest, FactorPhasesCoverTheWallTime) {
   CscMatrix A = random_spd(400, 0.02, 11);
   Solver solver;
   ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}).ok());
-  for (Executor exec : {Executor::sequential, Executor::starpu, Executor::starpu}) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(solver.factorize(A, FactorOptions{}, exec).ok());
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    expect_phases_cover(solver, wall, exec);
+  for (Executor exec : {Executor::sequential, Executor::starpu}) {
+    int covered = 0;
+    for (int run = 0; run < 4; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ASSERT_TRUE(solver.factorize(A, FactorOptions{}, exec).ok());
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      covered += expect_phases_cover(solver, wall, exec);
+    }
+    EXPECT_GT(covered, 0) << "the phases cover less than half the wall time in every run: one is missing";
   }
   // A failure in the checks: this call's statistics, not the last success's.
   CscMatrix B = A;
@@ -828,6 +836,7 @@ TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
   ASSERT_TRUE(fresh.analyse(A, AnalysisOptions{}).ok());
   ASSERT_TRUE(re.analyse(A, AnalysisOptions{}).ok());
   EXPECT_EQ(re.refactorize(A.values.data(), FactorOptions{}, Executor::sequential).code, StatusCode::ok);
+  int covered[2] = {0, 0};  // runs whose phases cover the wall time: sequential, StarPU
   for (int it = 0; it < 3; ++it) {
     for (idx_t j = 0; j < A.n; ++j) A.values[A.colptr[j]] *= 1.0 + 0.25 * (it + 1);  // new diagonal
     for (Executor exec : {Executor::sequential, Executor::starpu}) {
@@ -835,7 +844,7 @@ TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
       const auto t0 = std::chrono::steady_clock::now();
       ASSERT_TRUE(re.refactorize(A.values.data(), FactorOptions{}, exec).ok());
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      expect_phases_cover(re, wall, exec);
+      covered[exec == Executor::starpu] += expect_phases_cover(re, wall, exec);
       EXPECT_EQ(re.factor().Lx, fresh.factor().Lx) << "iteration " << it;
       const std::vector<double> b = random_vector(A.n, it);
       std::vector<double> x = b;
@@ -848,6 +857,8 @@ TEST_F(StarpuTest, RefactorizeValuesEqualsFactorize) {
       EXPECT_EQ(re.matrix_norm_inf(), symmetric_norm_inf(A)) << "iteration " << it;
     }
   }
+  EXPECT_GT(covered[0], 0) << "sequential: the phases cover less than half the wall time in every run";
+  EXPECT_GT(covered[1], 0) << "StarPU: the phases cover less than half the wall time in every run";
   // Not positive definite: the same column and pivot as factorize().
   CscMatrix B = A;
   B.values[B.colptr[B.n / 2]] = -1.0;
