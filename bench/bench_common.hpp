@@ -52,6 +52,19 @@ inline Status dense_spd(long long n, CscMatrix& A) {
   return Status{};
 }
 
+/// Parses a decimal integer in [lo, hi] (0 <= lo <= hi; no sign, base
+/// prefix, blank or suffix) into v; false otherwise (v then unspecified).
+inline bool parse_count(const char* text, long long lo, long long hi, long long& v) {
+  if (!*text) return false;
+  v = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    v = v * 10 + (*p - '0');
+    if (v > hi) return false;
+  }
+  return v >= lo;
+}
+
 /// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N / dense:N
 /// (generated).
 inline Status load(const std::string& in, CscMatrix& A) {

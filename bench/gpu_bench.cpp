@@ -93,7 +93,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -568,10 +567,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-path")) ao.relax_critical_path = true;
     else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) {
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(argv[++a], &end, 10);
-      if (end == argv[a] || *end || errno == ERANGE || v < 0 || v > 1000000000) {
+      long long v = 0;
+      if (!parse_count(argv[++a], 0, 1000000000, v)) {
         std::fprintf(stderr, "gpu_bench: --max-front wants a front order 0..1000000000 (0: no limit), got '%s'\n",
                      argv[a]);
         return 2;
@@ -579,16 +576,8 @@ int main(int argc, char** argv) {
       ao.relax_max_front = static_cast<idx_t>(v);
     }
     else if (!std::strcmp(argv[a], "--ordering") && a + 1 < argc) {
-      const std::string o = argv[++a];
-      if (o == "scotch") ao.ordering = OrderingMethod::scotch;
-      else if (o == "scotch-path") {
-        ao.ordering = OrderingMethod::scotch;
-        ao.ordering_choice = OrderingChoice::critical_path;
-      } else if (o == "scotch-nd") ao.ordering = OrderingMethod::scotch_nd;
-      else if (o == "scotch-amd") ao.ordering = OrderingMethod::scotch_amd;
-      else if (o == "natural") ao.ordering = OrderingMethod::natural;
-      else {
-        std::fprintf(stderr, "gpu_bench: --ordering wants scotch, scotch-path, scotch-nd, scotch-amd or natural, got '%s'\n", o.c_str());
+      if (!set_ordering_by_name(argv[++a], ao)) {
+        std::fprintf(stderr, "gpu_bench: --ordering wants scotch, scotch-path, scotch-nd, scotch-amd or natural, got '%s'\n", argv[a]);
         return 2;
       }
     }

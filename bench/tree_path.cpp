@@ -175,18 +175,6 @@ int fit_mode(const std::vector<std::string>& files) {
   return 0;
 }
 
-// Parses a decimal integer in [lo, hi] (no sign, base, blank or suffix).
-bool parse_count(const char* text, long long lo, long long hi, long long& v) {
-  if (!*text) return false;
-  v = 0;
-  for (const char* p = text; *p; ++p) {
-    if (*p < '0' || *p > '9') return false;
-    v = v * 10 + (*p - '0');
-    if (v > hi) return false;
-  }
-  return v >= lo;
-}
-
 // Parses "a,b,c" (us, us a column, ns per k(m-k) entry), each finite >= 0.
 bool parse_model(const char* text, FrontLatencyModel& m) {
   double a, b, c;

@@ -150,6 +150,7 @@ std::vector<Part> merge_shortest_prefix(const SupernodePartition& fund, std::vec
   const idx_t nf = fund.nsuper();
   std::vector<Part> part(nf);
   std::vector<idx_t> order;
+  std::vector<char> accepted;  // per tried child: merged in the prefix walk
   for (idx_t p = 0; p < nf; ++p) {
     order.clear();
     for (idx_t c = kids.first_child[p]; c != -1; c = kids.next_sibling[c]) order.push_back(c);
@@ -159,7 +160,8 @@ std::vector<Part> merge_shortest_prefix(const SupernodePartition& fund, std::vec
     // Prefix i: order[0..i) tried. Its path: the grown front, then the
     // longest of the merged children's children, the refused children
     // and the untried ones (order[i] has the longest of those).
-    NodeSize cur = size[p];
+    accepted.assign(order.size(), 0);
+    NodeSize cur = size[p], best_size = cur;
     double adopted = 0.0, refused = 0.0;
     double best = path.cost(cur) + (d > 0 ? path.bl[order[0]] : 0.0);
     idx_t best_prefix = 0;
@@ -170,6 +172,7 @@ std::vector<Part> merge_shortest_prefix(const SupernodePartition& fund, std::vec
       if (accept_merge(size[c], cur, opts, newzeros) && within_cap(merged, opts)) {
         cur = merged_size(cur, size[c], newzeros);
         adopted = std::max(adopted, path.below[c]);
+        accepted[i] = 1;
       } else {
         refused = std::max(refused, path.bl[c]);
       }
@@ -178,16 +181,15 @@ std::vector<Part> merge_shortest_prefix(const SupernodePartition& fund, std::vec
       if (val < best) {
         best = val;
         best_prefix = i + 1;
+        best_size = cur;
       }
     }
-    // Make the merges of the best prefix (the same decisions again).
+    // Make the merges of the best prefix.
+    size[p] = best_size;
     double below = best_prefix < d ? path.bl[order[best_prefix]] : 0.0;
     for (idx_t i = 0; i < best_prefix; ++i) {
       const idx_t c = order[i];
-      double newzeros = 0.0;
-      const NodeSize merged = merged_size(size[p], size[c], 0.0);
-      if (accept_merge(size[c], size[p], opts, newzeros) && within_cap(merged, opts)) {
-        size[p] = merged_size(size[p], size[c], newzeros);
+      if (accepted[i]) {
         append_part(part, p, c);
         below = std::max(below, path.below[c]);
       } else {

@@ -30,12 +30,17 @@ double ordering_flops(const CscMatrix& A, const std::vector<idx_t>& perm) {
   return fl;
 }
 
+// Both of Scotch's orderings: nested dissection and minimum degree.
+Status scotch_both(const CscMatrix& A, std::vector<idx_t>& nd, std::vector<idx_t>& md) {
+  if (Status st = order_scotch(A, nd, ScotchMethod::nested_dissection); !st.ok()) return st;
+  return order_scotch(A, md, ScotchMethod::minimum_degree);
+}
+
 // Scotch nested dissection and minimum degree; keeps the one with fewer
 // flops (used: which).
 Status best_scotch_ordering(const CscMatrix& A, std::vector<idx_t>& perm, OrderingMethod& used) {
   std::vector<idx_t> nd, md;
-  if (Status st = order_scotch(A, nd, ScotchMethod::nested_dissection); !st.ok()) return st;
-  if (Status st = order_scotch(A, md, ScotchMethod::minimum_degree); !st.ok()) return st;
+  if (Status st = scotch_both(A, nd, md); !st.ok()) return st;
   const bool md_wins = ordering_flops(A, md) < ordering_flops(A, nd);
   perm = md_wins ? std::move(md) : std::move(nd);
   used = md_wins ? OrderingMethod::scotch_amd : OrderingMethod::scotch_nd;
@@ -119,8 +124,7 @@ Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, Symbolic
       opts.ordering_choice == OrderingChoice::critical_path) {
     // Both orderings through the whole analysis: the path is the final tree's.
     std::vector<idx_t> nd, md;
-    if (Status st = order_scotch(A, nd, ScotchMethod::nested_dissection); !st.ok()) return st;
-    if (Status st = order_scotch(A, md, ScotchMethod::minimum_degree); !st.ok()) return st;
+    if (Status st = scotch_both(A, nd, md); !st.ok()) return st;
     SymbolicFactor a, b;
     symbolic_from_ordering(A, opts, std::move(nd), a);
     symbolic_from_ordering(A, opts, std::move(md), b);
@@ -160,6 +164,30 @@ Status check_path_options(const AnalysisOptions& opts) {
 }
 
 }  // namespace
+
+bool set_ordering_by_name(const std::string& name, AnalysisOptions& opts) {
+  OrderingMethod m = OrderingMethod::scotch;
+  OrderingChoice c = OrderingChoice::flops;
+  if (name == "scotch-path") c = OrderingChoice::critical_path;
+  else if (name == "scotch-nd") m = OrderingMethod::scotch_nd;
+  else if (name == "scotch-amd") m = OrderingMethod::scotch_amd;
+  else if (name == "natural") m = OrderingMethod::natural;
+  else if (name != "scotch") return false;
+  opts.ordering = m;
+  opts.ordering_choice = c;
+  return true;
+}
+
+const char* ordering_method_name(OrderingMethod m) {
+  switch (m) {
+    case OrderingMethod::scotch: return "scotch";
+    case OrderingMethod::scotch_nd: return "scotch-nd";
+    case OrderingMethod::scotch_amd: return "scotch-amd";
+    case OrderingMethod::natural: return "natural";
+    case OrderingMethod::user: return "user";
+  }
+  return "?";
+}
 
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
   if (Status st = check_lower_csc(A); !st.ok()) return st;

@@ -2,6 +2,7 @@
 // the row structure of every front. Pure data, no runtime.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sparse/csc.hpp"
@@ -125,6 +126,15 @@ struct SymbolicFactor {
   idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }
   idx_t cb_order(idx_t s) const { return front_order(s) - ncols(s); }
 };
+
+/// The ordering named as `starfront solve --ordering` spells it: "scotch",
+/// "scotch-path" (scotch with OrderingChoice::critical_path), "scotch-nd",
+/// "scotch-amd", "natural". Sets opts.ordering and opts.ordering_choice;
+/// returns false (opts untouched) for any other name.
+bool set_ordering_by_name(const std::string& name, AnalysisOptions& opts);
+
+/// The --ordering spelling of a method ("user" for OrderingMethod::user).
+const char* ordering_method_name(OrderingMethod m);
 
 /// Runs the whole analysis on the lower CSC matrix A (validated first):
 /// ordering, elimination tree, postorder, column counts, fundamental

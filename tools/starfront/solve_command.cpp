@@ -97,18 +97,6 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
   r.j["below_threshold_pivots"] = F.below_threshold_pivots;
 }
 
-/// The --ordering spelling of an ordering method.
-const char* ordering_name(OrderingMethod m) {
-  switch (m) {
-    case OrderingMethod::scotch: return "scotch";
-    case OrderingMethod::scotch_nd: return "scotch-nd";
-    case OrderingMethod::scotch_amd: return "scotch-amd";
-    case OrderingMethod::natural: return "natural";
-    case OrderingMethod::user: return "user";
-  }
-  return "?";
-}
-
 /// The analysis keys of the report: its time, nnz(L), flops, the largest
 /// front, the supernodes, the ordering used and the tree's modelled
 /// critical path.
@@ -121,7 +109,7 @@ void describe_analysis(const Solver& solver, Report& r) {
   r.j["flops_exact"] = S.flops_exact;
   r.j["max_front"] = S.max_front;
   r.j["supernodes"] = S.nsuper;
-  r.j["ordering_used"] = ordering_name(S.ordering_used);
+  r.j["ordering_used"] = ordering_method_name(S.ordering_used);
   r.j["tree_critical_path_s"] = S.critical_path_s;
   r.j["tree_critical_path_fronts"] = S.critical_path_fronts;
 }
@@ -493,11 +481,7 @@ FactorMethod factor_method(const std::string& name) {
 
 AnalysisOptions analysis_options(const SolveArgs& a) {
   AnalysisOptions ao;
-  ao.ordering = a.ordering == "natural"      ? OrderingMethod::natural
-                : a.ordering == "scotch-nd"  ? OrderingMethod::scotch_nd
-                : a.ordering == "scotch-amd" ? OrderingMethod::scotch_amd
-                                             : OrderingMethod::scotch;
-  if (a.ordering == "scotch-path") ao.ordering_choice = OrderingChoice::critical_path;
+  set_ordering_by_name(a.ordering, ao);  // checked by the parser (scotch when unknown)
   ao.relax_critical_path = a.relax_path;
   ao.relax_max_front = a.max_front;
   return ao;
