@@ -53,7 +53,10 @@
  * symmetric pivoting with 1×1 and 2×2 pivots inside each front (threshold
  * u), static perturbation of tiny pivots that have no acceptable
  * alternative (no delayed pivoting yet), the inertia (starfront_inertia)
- * and iterative refinement in starfront_solve. CPU only.
+ * and iterative refinement in starfront_solve. A runtime with CUDA workers
+ * runs Cholesky's fronts on the GPUs (the small fronts of a subtree in one
+ * fused kernel); LDLᵀ's fronts run on the CPU workers unless a scheduler
+ * with cost models places them on a GPU (docs/LDLT.md).
  */
 #ifndef STARFRONT_H
 #define STARFRONT_H
@@ -212,8 +215,31 @@ typedef enum starfront_ordering {
   STARFRONT_ORDERING_SCOTCH_ND = 1,  /**< Scotch nested dissection */
   STARFRONT_ORDERING_SCOTCH_AMD = 2, /**< Scotch halo approximate minimum degree */
   STARFRONT_ORDERING_NATURAL = 3,    /**< the given order (then the assembly-tree postorder) */
-  STARFRONT_ORDERING_USER = 4        /**< user_perm (then the assembly-tree postorder) */
+  STARFRONT_ORDERING_USER = 4,       /**< user_perm (then the assembly-tree postorder) */
+  /** Scotch ND or Scotch AMD, whichever gives the assembly tree the shorter
+   *  modelled critical path (longest leaf-to-root sum of front latencies
+   *  under the fused GPU kernel's latency model: a front of order m with k
+   *  fully-summed columns costs 10.5 µs + 0.36 µs·k + 0.6 ns·k(m−k)), not
+   *  the fewer flops. For small latency-bound matrices (power-grid KKT
+   *  systems) factorised on a GPU, whose time is that path. */
+  STARFRONT_ORDERING_SCOTCH_PATH = 5
 } starfront_ordering;
+
+/** Values of starfront_analysis_options.amalgamate. */
+typedef enum starfront_amalgamation {
+  STARFRONT_AMALGAMATE_NONE = 0,    /**< fundamental supernodes only */
+  STARFRONT_AMALGAMATE_RELAXED = 1, /**< relaxed amalgamation (default): merges that add few explicit zeros */
+  /** The relaxed merges that do not lengthen the assembly tree's modelled
+   *  critical path (the latency model of STARFRONT_ORDERING_SCOTCH_PATH), in
+   *  two passes (each parent takes the prefix of its children, longest path
+   *  first, that shortens its own path most; then further merges within the
+   *  path so reached), and no merge makes a front of order above 232 (the
+   *  largest the fused GPU kernel keeps in shared memory); kept only where
+   *  the tree's path comes out shorter than with the relaxed rule. For the
+   *  same matrices as STARFRONT_ORDERING_SCOTCH_PATH (more fronts, more
+   *  flops, a shorter path). */
+  STARFRONT_AMALGAMATE_CRITICAL_PATH = 2
+} starfront_amalgamation;
 
 /** How contribution blocks share memory ("slots", planned at analysis over
  *  the task submission order so that reuse is safe in any execution order;
@@ -231,7 +257,8 @@ typedef struct starfront_analysis_options {
    *  base; user_perm[k] = the row/column eliminated k-th (a permutation,
    *  checked). The analysis then only postorders within it. Otherwise ignored. */
   const void* user_perm;
-  int amalgamate; /**< relaxed supernode amalgamation: 1 (default) or 0 */
+  int amalgamate; /**< a starfront_amalgamation: STARFRONT_AMALGAMATE_RELAXED (1, default), _NONE (0)
+                       or _CRITICAL_PATH (2) */
   starfront_slot_policy slot_policy; /**< default STARFRONT_SLOTS_DAG */
   /** STARFRONT_SLOTS_BUDGET: bytes all contribution-block slots may hold
    *  together (>= 0); a budget below the planner's minimum makes

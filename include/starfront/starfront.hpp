@@ -166,6 +166,9 @@ struct AnalysisOptions {
   starfront_ordering ordering = STARFRONT_ORDERING_AUTO;
   const void* user_perm = nullptr;  ///< with STARFRONT_ORDERING_USER (matrix index type and base)
   bool amalgamate = true;
+  /// With amalgamate: STARFRONT_AMALGAMATE_CRITICAL_PATH instead of the
+  /// relaxed rule (fronts of order <= 232, a shorter modelled critical path).
+  bool critical_path_amalgamation = false;
   starfront_slot_policy slot_policy = STARFRONT_SLOTS_DAG;  ///< contribution-block slots
   double cb_budget_bytes = 0.0;  ///< with STARFRONT_SLOTS_BUDGET: bytes all slots may hold
 };
@@ -210,7 +213,9 @@ class Factor {
     starfront_analysis_options_init(&c);
     c.ordering = o.ordering;
     c.user_perm = o.user_perm;
-    c.amalgamate = o.amalgamate ? 1 : 0;
+    c.amalgamate = !o.amalgamate                   ? STARFRONT_AMALGAMATE_NONE
+                   : o.critical_path_amalgamation ? STARFRONT_AMALGAMATE_CRITICAL_PATH
+                                                  : STARFRONT_AMALGAMATE_RELAXED;
     c.slot_policy = o.slot_policy;
     c.cb_budget_bytes = o.cb_budget_bytes;
     detail::check(starfront_analyse(rt ? rt->get() : nullptr, &A.desc, &c, &f_));

@@ -428,12 +428,24 @@ starfront_status read_analysis_options(const char* fn, const starfront_analysis_
     case STARFRONT_ORDERING_SCOTCH_AMD: ao.ordering = OrderingMethod::scotch_amd; break;
     case STARFRONT_ORDERING_NATURAL: ao.ordering = OrderingMethod::natural; break;
     case STARFRONT_ORDERING_USER: ao.ordering = OrderingMethod::user; break;
+    case STARFRONT_ORDERING_SCOTCH_PATH:
+      ao.ordering = OrderingMethod::scotch;
+      ao.ordering_choice = starfront::OrderingChoice::critical_path;
+      break;
     default:
       return fail(STARFRONT_INVALID_ARGUMENT, f + ": unknown ordering " + str(enum_int(o.ordering)));
   }
-  if (o.amalgamate != 0 && o.amalgamate != 1)
-    return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 or 1");
-  ao.amalgamate = o.amalgamate == 1;
+  switch (o.amalgamate) {
+    case STARFRONT_AMALGAMATE_NONE: ao.amalgamate = false; break;
+    case STARFRONT_AMALGAMATE_RELAXED: break;
+    case STARFRONT_AMALGAMATE_CRITICAL_PATH:
+      ao.relax_critical_path = true;
+      ao.relax_max_front = starfront::kGpuFusedFront;
+      break;
+    default:
+      return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 (none), 1 (relaxed) or 2 (critical path), not " +
+                                                  str(o.amalgamate));
+  }
   switch (enum_int(o.slot_policy)) {
     case STARFRONT_SLOTS_DAG: go.slots.policy = starfront::SlotPolicy::dag; break;
     case STARFRONT_SLOTS_PRIVATE: go.slots.policy = starfront::SlotPolicy::private_slots; break;

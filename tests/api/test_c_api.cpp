@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/analyse.hpp"
 #include "api/api_inputs.hpp"
+#include "io/matrix_market.hpp"
 #include "starfront/starfront.h"
 
 namespace starfront::testing {
@@ -448,6 +450,60 @@ TEST_F(CApi, SlotPoliciesAndTheirMemory) {
     ASSERT_EQ(starfront_factorize(G, &M.desc, nullptr), STARFRONT_OK) << last_error();
     EXPECT_LE(rel_diff(solve(G, b).data(), ref.data(), b.size()), 1e-13);
   }
+}
+
+/// The critical-path analysis through the C API (STARFRONT_ORDERING_SCOTCH_PATH,
+/// STARFRONT_AMALGAMATE_CRITICAL_PATH) on a power-grid KKT matrix is the
+/// library's (the same supernodes, nnz(L) and largest front as analyse()
+/// with those options), differs from the default analysis, keeps fronts of
+/// order <= 232, and solves to a backward error <= 1e-14 like the default;
+/// an unknown amalgamation value is refused naming the field.
+TEST_F(CApi, CriticalPathAnalysisIsTheLibrarys) {
+  CscMatrix A;
+  const Status rd =
+      read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", A);
+  ASSERT_TRUE(rd.ok()) << rd.message;
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 1, STARFRONT_INT32, 31);
+  AnalysisOptions lib;
+  lib.ordering_choice = OrderingChoice::critical_path;
+  lib.relax_critical_path = true;
+  lib.relax_max_front = 232;
+  SymbolicFactor ref, plain;
+  ASSERT_TRUE(starfront::analyse(A, lib, ref).ok());
+  ASSERT_TRUE(starfront::analyse(A, AnalysisOptions{}, plain).ok());
+  ASSERT_NE(ref.nsuper, plain.nsuper);  // the test would not tell them apart otherwise
+  const std::vector<double> b = random_vector(A.n, 37);
+  auto run = [&](starfront_ordering ord, int amalgamate, starfront_stats& st) {
+    starfront_analysis_options ao;
+    starfront_analysis_options_init(&ao);
+    ao.ordering = ord;
+    ao.amalgamate = amalgamate;
+    starfront_factor* F = nullptr;
+    ASSERT_EQ(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_OK) << last_error();
+    factors_.push_back(F);
+    ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+    solve(F, b);
+    ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+  };
+  starfront_stats path{}, dflt{};
+  run(STARFRONT_ORDERING_SCOTCH_PATH, STARFRONT_AMALGAMATE_CRITICAL_PATH, path);
+  run(STARFRONT_ORDERING_AUTO, STARFRONT_AMALGAMATE_RELAXED, dflt);
+  EXPECT_EQ(path.supernodes, ref.nsuper);
+  EXPECT_EQ(path.nnz_l_exact, ref.nnz_l_exact);
+  EXPECT_EQ(path.max_front, ref.max_front);
+  EXPECT_LE(path.max_front, 232);
+  EXPECT_EQ(dflt.supernodes, plain.nsuper);
+  EXPECT_LE(path.backward_error, 1e-14);
+  EXPECT_LE(dflt.backward_error, 1e-14);
+  starfront_analysis_options ao;
+  starfront_analysis_options_init(&ao);
+  ao.amalgamate = 3;
+  starfront_factor* F = nullptr;
+  EXPECT_FAILS(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_INVALID_ARGUMENT, "amalgamate must be");
+  EXPECT_EQ(F, nullptr);
+  ao.amalgamate = STARFRONT_AMALGAMATE_NONE;
+  ao.ordering = static_cast<starfront_ordering>(6);
+  EXPECT_FAILS(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_INVALID_ARGUMENT, "unknown ordering 6");
 }
 
 TEST_F(CApi, StatisticsAndMemoryEstimates) {
