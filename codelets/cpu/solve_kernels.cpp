@@ -46,22 +46,38 @@ void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t
   // Loops over the right-hand sides innermost but one, so that a column of
   // L is read once for all of them; every entry of x sees the same
   // operations in the same order whatever nrhs is.
-  if (!trans) {  // column sweep: x_j /= l_jj, then x_{j+1:b} -= l_{j+1:b,j} x_j
+  // x_j is scaled by r_j = 1 / l_jj (as LAPACK's dpotf2 scales a column by
+  // the reciprocal of its pivot): the division does not depend on x, so it
+  // leaves the serial chain x_j -> x_{j+1}, which keeps a multiply and a
+  // multiply-subtract.
+  // b <= 45 here (b² nrhs <= 2 kSolveLoopMaxWork): the reciprocals first, in
+  // one loop whose divisions pipeline.
+  static_assert(2 * kSolveLoopMaxWork < 64 * 64, "the reciprocals' array holds every loop-sized block");
+  double r[64];
+  for (idx_t j = 0; j < b; ++j) r[j] = 1.0 / L[j * ldl + j];
+  if (!trans) {  // column sweep: x_j *= r_j, then x_{j+1:b} -= l_{j+1:b,j} x_j
     for (idx_t j = 0; j < b; ++j) {
       const double* lj = L + j * ldl;
+      const double rj = r[j];
       for (idx_t c = 0; c < nrhs; ++c) {
         double* xc = x + c * ld;
-        const double xj = xc[j] / lj[j];
+        const double xj = xc[j] * rj;
         xc[j] = xj;
         for (idx_t i = j + 1; i < b; ++i) xc[i] -= lj[i] * xj;
       }
     }
-  } else {  // x_j = (x_j - l_{j+1:b,j}ᵀ x_{j+1:b}) / l_jj, j from the last
+  } else {  // row sweep from the last: x_j *= r_j, then x_{0:j} -= l_{j,0:j}ᵀ x_j
+    // (row j of L, stride ldl: the block is small and in cache), so that the
+    // serial chain is again a multiply and a multiply-subtract, not the sum
+    // of a dot product.
     for (idx_t j = b; j-- > 0;) {
-      const double* lj = L + j * ldl;
+      const double* lrow = L + j;
+      const double rj = r[j];
       for (idx_t c = 0; c < nrhs; ++c) {
         double* xc = x + c * ld;
-        xc[j] = (xc[j] - dot(lj + j + 1, xc + j + 1, b - j - 1)) / lj[j];
+        const double xj = xc[j] * rj;
+        xc[j] = xj;
+        for (idx_t i = 0; i < j; ++i) xc[i] -= lrow[i * ldl] * xj;
       }
     }
   }

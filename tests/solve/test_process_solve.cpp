@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "api/solver.hpp"
 #include "common/random_matrices.hpp"
 #include "cpu/blas.hpp"
+#include "cpu/solve_kernels.hpp"
 #include "io/matrix_market.hpp"
 #include "ldlt/ldlt_test_util.hpp"
 #include "solve/graph_solve.hpp"
@@ -72,6 +74,60 @@ std::vector<double> graph_reference(const Solver& s, const std::vector<double>& 
   std::vector<double> X = B;
   EXPECT_TRUE(solve_in_place_graph(ps.solve_graph(), s.factor(), X.data(), nrhs, s.plan().n).ok());
   return X;
+}
+
+/// The unit kernels' small-block loops (trsm_vector, gemm_vector) against
+/// BLAS DTRSM / DGEMM on seeded random blocks, every order from 1 to 50
+/// (past the loops' limit, where they call BLAS), both transposes, 1 to 3
+/// right-hand sides, leading dimensions above the block's rows; the padding
+/// rows of x and y are left alone.
+TEST(SolveKernels, SmallBlockLoopsMatchBlas) {
+  // max |x - ref| / max |ref| over n entries
+  auto rel_diff = [](const double* x, const double* ref, idx_t n) {
+    double d = 0.0, r = 0.0;
+    for (idx_t i = 0; i < n; ++i) d = std::max(d, std::abs(x[i] - ref[i])), r = std::max(r, std::abs(ref[i]));
+    return r > 0.0 ? d / r : d;
+  };
+  std::mt19937_64 rng(20261205);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (idx_t b = 1; b <= 50; ++b)
+    for (idx_t nrhs = 1; nrhs <= 3; ++nrhs)
+      for (bool trans : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "b " << b << " nrhs " << nrhs << " trans " << trans);
+        const idx_t ldl = b + 3, ld = b + 2, rows = b + 5;
+        // A lower triangle with a dominant diagonal of either sign pattern
+        // (the kernels do not assume positive pivots), random below.
+        std::vector<double> L(static_cast<std::size_t>(ldl * std::max(b, rows)), 7.0);
+        for (idx_t j = 0; j < b; ++j)
+          for (idx_t i = j; i < ldl; ++i) L[i + j * ldl] = i == j ? (j % 3 == 1 ? -2.0 : 2.0) + u(rng) : u(rng);
+        std::vector<double> x(static_cast<std::size_t>(ld * nrhs));
+        for (double& v : x) v = u(rng);
+        std::vector<double> ref = x;
+        trsm_vector(L.data(), ldl, b, x.data(), ld, nrhs, trans);
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, trans ? CblasTrans : CblasNoTrans, CblasNonUnit,
+                    static_cast<int>(b), static_cast<int>(nrhs), 1.0, L.data(), static_cast<int>(ldl), ref.data(),
+                    static_cast<int>(ld));
+        for (idx_t c = 0; c < nrhs; ++c) {
+          EXPECT_LT(rel_diff(x.data() + c * ld, ref.data() + c * ld, b), 1e-13);
+          for (idx_t i = b; i < ld; ++i) EXPECT_EQ(x[i + c * ld], ref[i + c * ld]);  // padding untouched
+        }
+        // gemm_vector: y (rows or b) -= L21 x or L21ᵀ x, L21 rows × b below the block.
+        const idx_t ny = trans ? b : rows, nx = trans ? rows : b, ldx = nx + 1, ldy = ny + 2;
+        std::vector<double> G(static_cast<std::size_t>(rows * b));
+        for (double& v : G) v = u(rng);
+        std::vector<double> xv(static_cast<std::size_t>(ldx * nrhs)), y(static_cast<std::size_t>(ldy * nrhs));
+        for (double& v : xv) v = u(rng);
+        for (double& v : y) v = u(rng);
+        std::vector<double> yref = y;
+        gemm_vector(G.data(), rows, rows, b, xv.data(), ldx, y.data(), ldy, nrhs, trans);
+        cblas_dgemm(CblasColMajor, trans ? CblasTrans : CblasNoTrans, CblasNoTrans, static_cast<int>(ny),
+                    static_cast<int>(nrhs), static_cast<int>(trans ? rows : b), -1.0, G.data(),
+                    static_cast<int>(rows), xv.data(), static_cast<int>(ldx), 1.0, yref.data(), static_cast<int>(ldy));
+        for (idx_t c = 0; c < nrhs; ++c) {
+          EXPECT_LT(rel_diff(y.data() + c * ldy, yref.data() + c * ldy, ny), 1e-13);
+          for (idx_t i = ny; i < ldy; ++i) EXPECT_EQ(y[i + c * ldy], yref[i + c * ldy]);
+        }
+      }
 }
 
 TEST(ProcessSolve, MatchesDenseLapackAndTheGraphExecutorBitwise) {
