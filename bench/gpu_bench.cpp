@@ -73,11 +73,14 @@
 //   compared too; median of min(--repeat, 10)), the
 //   fused tasks' share (launch to synchronisation, and the GPU time of the
 //   small-front and large-front launches from CUDA events), StarPU tasks and
-//   kernel launches per factorisation, the median solve time (CPU, one
-//   right-hand side, no refinement), the backward error after at most 2
-//   refinement steps; against CHOLMOD on the CPU cores (the best of the
-//   --cholmod-threads counts, default 1 and N) and cusolverSp csrchol's factor phase (both median
-//   of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
+//   kernel launches per factorisation, the median solve time (Solver::solve
+//   as starfront_solve runs it: one right-hand side, the CPU sweep, the
+//   backward error, refinement only if that error asks for it; --repeat
+//   calls after a warm-up), the backward error and the refinement steps of
+//   the last solve; against CHOLMOD on the CPU cores (the best of the
+//   --cholmod-threads counts, default 1 and N: its factorisation, and
+//   cholmod_solve with that factor) and cusolverSp csrchol's factor phase
+//   (medians of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
 //   then where refactorize()'s time goes (medians of FactorStats::phases).
 //   --values-buffer (with --fused): before each refactorisation the values
 //   are copied into Solver::values_buffer() (what starfront_refactorize
@@ -340,7 +343,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
     double t_fill = 0;  ///< --values-buffer: median of the copy into the buffer, s
     double flops = 0, t_fact = 0, t_full = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
-           berr_chol = 0;
+           berr_chol = 0, t_chol_solve = 0;
     long long tasks = 0, launches = 0, subtrees = 0;
     int chol_threads = 1, refine = 0;
     FactorPhases ph;  ///< medians per phase (FactorStats::phases)
@@ -452,15 +455,17 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     r.tasks = solver.stats().factor.tasks;
     std::vector<double> ones(A.n, 1.0), b(A.n), ts;
     symmetric_matvec(A, ones.data(), b.data());
-    for (int k = 0; k <= repeat; ++k) {  // solve only (refinement timed separately below)
-      std::vector<double> x = b;
+    // The solve a caller gets (Solver::solve, as starfront_solve): the
+    // compiled one-process sweep, the backward error, refinement steps if
+    // that error asks for them; the last call's solution is checked below.
+    std::vector<double> x(b.size());
+    for (int k = 0; k <= repeat; ++k) {
+      x = b;
       const auto t0 = std::chrono::steady_clock::now();
-      solve_in_place(solver.factor(), x.data(), 1, std::max<idx_t>(1, A.n));
+      solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
       if (k > 0) ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     r.t_solve = median(ts);
-    std::vector<double> x = b;
-    solver.solve(x.data(), 1, std::max<idx_t>(1, A.n));
     r.berr = backward_error(A, x.data(), b.data());
     r.refine = solver.stats().refine.steps;
     // The longest chains of fronts of the fused tasks (each front waits for
@@ -482,6 +487,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       const CholmodRun c =
           best_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), cholmod_threads, r.chol_threads);
       r.t_chol = c.seconds;
+      r.t_chol_solve = c.solve_seconds;
       r.berr_chol = c.berr;
     }
     if (sp) r.t_sp = cusolversp_seconds(A, solver.symbolic().perm, std::min(repeat, 10));
@@ -490,14 +496,14 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
               "each, on the GPU only), 1 GPU + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
-  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | CHOLMOD solve s | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
                 r.name.c_str(), static_cast<long long>(r.n), r.flops, static_cast<long long>(r.fronts),
                 static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
-                r.t_fact, r.t_full, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact, r.t_sp,
-                r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
+                r.t_fact, r.t_full, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact,
+                r.t_chol_solve, r.t_sp, r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
   std::printf("\nWhere refactorize() goes (FactorStats::phases, medians in ms; check: the values copied in and "
               "checked (--values-buffer: checked only); execute includes the fused tasks, whose GPU parts are the "
               "small / large columns above; buffer fill: --values-buffer's copy into the buffer, before and outside "
