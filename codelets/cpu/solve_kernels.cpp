@@ -35,6 +35,9 @@ double* reserve(SolveScratch& ws, idx_t need) {
 }
 }  // namespace
 
+/// Right-hand sides the transposed small solve takes at a time.
+constexpr idx_t kSolveMaxRhsBlock = 8;
+
 void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t nrhs, bool trans) {
   if (b == 0 || nrhs == 0) return;
   if (b * b * nrhs > 2 * kSolveLoopMaxWork) {
@@ -70,14 +73,28 @@ void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t
     // (row j of L, stride ldl: the block is small and in cache), so that the
     // serial chain is again a multiply and a multiply-subtract, not the sum
     // of a dot product.
-    for (idx_t j = b; j-- > 0;) {
-      const double* lrow = L + j;
-      const double rj = r[j];
-      for (idx_t c = 0; c < nrhs; ++c) {
-        double* xc = x + c * ld;
-        const double xj = xc[j] * rj;
-        xc[j] = xj;
-        for (idx_t i = 0; i < j; ++i) xc[i] -= lrow[i * ldl] * xj;
+    // With several right-hand sides each l_ji is loaded once for all of
+    // them (the same operations on every entry, in the same order).
+    if (nrhs == 1) {
+      for (idx_t j = b; j-- > 0;) {
+        const double* lrow = L + j;
+        const double xj = x[j] * r[j];
+        x[j] = xj;
+        for (idx_t i = 0; i < j; ++i) x[i] -= lrow[i * ldl] * xj;
+      }
+      return;
+    }
+    double xj[kSolveMaxRhsBlock];
+    for (idx_t c0 = 0; c0 < nrhs; c0 += kSolveMaxRhsBlock) {
+      const idx_t nc = std::min(kSolveMaxRhsBlock, nrhs - c0);
+      double* xb = x + c0 * ld;
+      for (idx_t j = b; j-- > 0;) {
+        const double* lrow = L + j;
+        for (idx_t c = 0; c < nc; ++c) xj[c] = xb[j + c * ld] *= r[j];
+        for (idx_t i = 0; i < j; ++i) {
+          const double l = lrow[i * ldl];
+          for (idx_t c = 0; c < nc; ++c) xb[i + c * ld] -= l * xj[c];
+        }
       }
     }
   }

@@ -78,8 +78,8 @@ std::vector<double> graph_reference(const Solver& s, const std::vector<double>& 
 
 /// The unit kernels' small-block loops (trsm_vector, gemm_vector) against
 /// BLAS DTRSM / DGEMM on seeded random blocks, every order from 1 to 50
-/// (past the loops' limit, where they call BLAS), both transposes, 1 to 3
-/// right-hand sides, leading dimensions above the block's rows; the padding
+/// (past the loops' limit, where they call BLAS), both transposes, 1, 2, 3
+/// and 9 right-hand sides, leading dimensions above the block's rows; the padding
 /// rows of x and y are left alone.
 TEST(SolveKernels, SmallBlockLoopsMatchBlas) {
   // max |x - ref| / max |ref| over n entries
@@ -91,7 +91,7 @@ TEST(SolveKernels, SmallBlockLoopsMatchBlas) {
   std::mt19937_64 rng(20261205);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (idx_t b = 1; b <= 50; ++b)
-    for (idx_t nrhs = 1; nrhs <= 3; ++nrhs)
+    for (idx_t nrhs : {1, 2, 3, 9})  // 9: two blocks of right-hand sides in the transposed solve
       for (bool trans : {false, true}) {
         SCOPED_TRACE(::testing::Message() << "b " << b << " nrhs " << nrhs << " trans " << trans);
         const idx_t ldl = b + 3, ld = b + 2, rows = b + 5;
