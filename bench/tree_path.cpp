@@ -99,21 +99,29 @@ bool fit(const std::vector<ChainFront>& f, double coef[3], double& rms) {
 
 // Parses one "fused chain" line (fused_subtree.cu's trace, e.g. "fused chain
 // subtree s2147 (2148 fronts): ticket 2147 (large) m 179 k 179 children 6:
-// lag 1.02, extend-add 7.94, factor 70.40, write 0.00 us"): false when it
-// is not one of those or a figure is missing or not finite.
+// lag 1.02, extend-add 7.94, factor 70.40, write 0.00 us"; since session 44
+// "children 6: late start 0.00, overrun 0.00, lag 1.02, ..."): false when
+// it is not one of those or a figure is missing or not finite. The front's
+// latency is lag + extend-add + factor + write (a late start is the
+// launch's residency, not the front's cost; the overrun is its prologue).
 bool parse_chain_line(const char* line, ChainFront& f) {
   const char* t = std::strstr(line, "ticket ");
   if (!t) return false;
   long ticket = 0;
   char kind[8] = {0};
-  double m, k, lag, ea, fa, wr;
+  double m, k, late = 0, over = 0, lag, ea, fa, wr;
   int children, used = 0;
-  if (std::sscanf(t, "ticket %ld (%7[a-z]) m %lf k %lf children %d: lag %lf, extend-add %lf, factor %lf, write %lf us%n",
-                  &ticket, kind, &m, &k, &children, &lag, &ea, &fa, &wr, &used) != 9 || used == 0)
+  if ((std::sscanf(t,
+                   "ticket %ld (%7[a-z]) m %lf k %lf children %d: late start %lf, overrun %lf, lag %lf, "
+                   "extend-add %lf, factor %lf, write %lf us%n",
+                   &ticket, kind, &m, &k, &children, &late, &over, &lag, &ea, &fa, &wr, &used) != 11 ||
+       used == 0) &&
+      (used = 0, std::sscanf(t, "ticket %ld (%7[a-z]) m %lf k %lf children %d: lag %lf, extend-add %lf, factor %lf, write %lf us%n",
+                  &ticket, kind, &m, &k, &children, &lag, &ea, &fa, &wr, &used) != 9 || used == 0))
     return false;
   const bool large = !std::strcmp(kind, "large");
   if (!large && std::strcmp(kind, "small")) return false;
-  for (double v : {m, k, lag, ea, fa, wr})
+  for (double v : {m, k, late, over, lag, ea, fa, wr})
     if (!std::isfinite(v) || v < 0) return false;
   if (k < 1 || m < k) return false;
   f = {large, m, k, lag + ea + fa + wr};

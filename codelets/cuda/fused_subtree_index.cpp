@@ -204,8 +204,17 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
       const idx_t t = X.children[c].ticket;
       if (t >= 0 && t < q && complete(t) && (below < 0 || at(t, 5) > at(below, 5))) below = t;
     }
-    const double from = below >= 0 ? std::max(at(below, 5), early ? own_end(q) : at(below, 5)) : t_first;
     FusedChainStep step;
+    double from = t_first;
+    if (below >= 0) {
+      // The front begins to wait at its prologue's end (early) or at its
+      // start; what lies between the child's publication and that is the
+      // block's late start and the prologue's overrun.
+      const double pub = at(below, 5), start = at(q, 0), wait_from = early ? own_end(q) : start;
+      step.late_start = std::max(0.0, start - pub);
+      step.overrun = early ? std::max(0.0, own_end(q) - std::max(start, pub)) : 0.0;
+      from = std::max(pub, wait_from);
+    }
     step.ticket = q;
     step.m = f.m;
     step.k = f.k;
@@ -217,6 +226,8 @@ FusedTraceSummary fused_trace_summary(const FusedSubtreeIndex& X, idx_t task, co
     S.chain.push_back(step);
     ++S.fronts;
     S.own += own(q);
+    S.late_start += step.late_start;
+    S.overrun += step.overrun;
     S.lag += step.lag;
     S.extend_add += step.extend_add;
     S.factor += step.factor;

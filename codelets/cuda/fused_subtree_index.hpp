@@ -139,26 +139,29 @@ FusedChains fused_chains(const FusedSubtreeIndex& X, idx_t task);
 constexpr int kFusedTracePoints = 6;
 
 /// One front of the critical chain of a fused kernel's trace (ns): its
-/// ticket, order m, pivots k, children, its lag (from its last child's
-/// publication, or, with `early`, its own prologue's end when that is
-/// later, to its wait's end; for the chain's last front, a leaf, from the
-/// task's first stamp), then its extend-add, factorisation and CB
-/// write-out (stamp differences).
+/// ticket, order m, pivots k, children; from its last child's publication
+/// to the end of its wait: `late_start` (its block took the front's ticket
+/// after that publication: the launch's blocks were all busy), `overrun`
+/// (with `early`: its prologue still ran after the publication, or after
+/// the late start), then `lag` (from the later of the publication and the
+/// start of its wait to the wait's end; for the chain's last front, a
+/// leaf, from the task's first stamp, the other two 0); then its
+/// extend-add, factorisation and CB write-out (stamp differences). With
+/// `early`, the steps of a chain add up to its span: first stamp of the
+/// task to the last front's publication.
 struct FusedChainStep {
   idx_t ticket = 0, m = 0, k = 0, children = 0;
-  double lag = 0, extend_add = 0, factor = 0, write = 0;
+  double late_start = 0, overrun = 0, lag = 0, extend_add = 0, factor = 0, write = 0;
 };
 
 /// Where the time of one fused launch went, from its trace (ns).
 /// The critical chain is found backwards from the front that was published
 /// last: at each front, the child published last, down to a front without
 /// children. Along it: `fronts`, and the sums of each front's prologue,
-/// extend-add, factorisation and write-out (stamp differences), and `lag`:
-/// per front, from the later of its last child's publication and its own
-/// prologue's end to the end of its wait (flag visibility and wake-up, and
-/// with `early` the extend-adds of earlier children still running then; for
-/// the chain's first front, from the first stamp of the task to the end of
-/// its wait). `span`: first stamp to last publication, per launch part
+/// extend-add, factorisation and write-out (stamp differences), and of its
+/// steps' `late_start`, `overrun` and `lag` (FusedChainStep; the lag is
+/// flag visibility and wake-up, and with `early` the extend-adds of earlier
+/// children still running then). `span`: first stamp to last publication, per launch part
 /// (tickets [0, nsmall) and the rest); `mean_*`: averages over the traced
 /// fronts of each part. `boundary`: when the chain runs from the small part
 /// into the large one, the time from the publication of its last small
@@ -169,7 +172,7 @@ struct FusedChainStep {
 struct FusedTraceSummary {
   idx_t fronts = 0;
   double boundary = 0;
-  double own = 0, lag = 0, extend_add = 0, factor = 0, write = 0;
+  double own = 0, late_start = 0, overrun = 0, lag = 0, extend_add = 0, factor = 0, write = 0;
   double span[2] = {0, 0};
   double mean_own[2] = {0, 0}, mean_extend_add[2] = {0, 0}, mean_factor[2] = {0, 0}, mean_write[2] = {0, 0};
   idx_t traced[2] = {0, 0};  ///< fronts with all stamps, per part

@@ -1136,11 +1136,13 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
     std::fprintf(stderr,
                  "fused trace %s (early %d): span small %.1f us, large %.1f us; critical chain %lld fronts, "
                  "%.1f us waiting at the launch boundary: "
-                 "prologue %.1f, lag %.1f, extend-add %.1f, factor %.1f, write %.1f us; per front (small | large): "
+                 "prologue %.1f, late start %.1f, prologue overrun %.1f, lag %.1f, extend-add %.1f, factor %.1f, "
+                 "write %.1f us; per front (small | large): "
                  "prologue %.2f | %.2f, extend-add %.2f | %.2f, factor %.2f | %.2f, write %.2f | %.2f us "
                  "(%lld | %lld fronts)\n",
                  task_name(G, t).c_str(), early ? 1 : 0, 1e-3 * S.span[0], 1e-3 * S.span[1],
-                 static_cast<long long>(S.fronts), 1e-3 * S.boundary, 1e-3 * S.own, 1e-3 * S.lag, 1e-3 * S.extend_add, 1e-3 * S.factor,
+                 static_cast<long long>(S.fronts), 1e-3 * S.boundary, 1e-3 * S.own, 1e-3 * S.late_start,
+                 1e-3 * S.overrun, 1e-3 * S.lag, 1e-3 * S.extend_add, 1e-3 * S.factor,
                  1e-3 * S.write, 1e-3 * S.mean_own[0], 1e-3 * S.mean_own[1], 1e-3 * S.mean_extend_add[0],
                  1e-3 * S.mean_extend_add[1], 1e-3 * S.mean_factor[0], 1e-3 * S.mean_factor[1],
                  1e-3 * S.mean_write[0], 1e-3 * S.mean_write[1], static_cast<long long>(S.traced[0]),
@@ -1150,11 +1152,11 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
     if (trace_chain)
       for (const FusedChainStep& c : S.chain)
         std::fprintf(stderr,
-                     "fused chain %s: ticket %lld (%s) m %lld k %lld children %lld: lag %.2f, extend-add %.2f, "
-                     "factor %.2f, write %.2f us\n",
+                     "fused chain %s: ticket %lld (%s) m %lld k %lld children %lld: late start %.2f, overrun %.2f, "
+                     "lag %.2f, extend-add %.2f, factor %.2f, write %.2f us\n",
                      task_name(G, t).c_str(), static_cast<long long>(c.ticket), c.ticket < fi.nsmall ? "small" : "large",
                      static_cast<long long>(c.m), static_cast<long long>(c.k), static_cast<long long>(c.children),
-                     1e-3 * c.lag, 1e-3 * c.extend_add, 1e-3 * c.factor, 1e-3 * c.write);
+                     1e-3 * c.late_start, 1e-3 * c.overrun, 1e-3 * c.lag, 1e-3 * c.extend_add, 1e-3 * c.factor, 1e-3 * c.write);
   }
   if (phases) {
     unsigned long long h[kFusedPhaseWords];

@@ -527,6 +527,79 @@ TEST(FusedSubtreeIndex, TraceSummaryOfASimulatedKernel) {
   EXPECT_EQ(fused_trace_summary(X, -1, nullptr, true).fronts, 0);
 }
 
+/// A simulated kernel whose blocks take some fronts' tickets only after
+/// their last child has published (a late start of 0, 1500 or 4000 ns by
+/// ticket) and whose prologues vary (300 to 2700 ns): each chain step's
+/// late start and prologue overrun are the stamps' differences defined in
+/// FusedChainStep, and the steps add up to the chain's span (first stamp to
+/// the last publication), with the prologues in it when not `early`.
+TEST(FusedSubtreeIndex, TraceSummaryLateStartsAddUpToTheSpan) {
+  const CscMatrix A = random_banded_spd(1500, 60, 16);
+  Solver solver;
+  ASSERT_TRUE(solver.analyse(A, AnalysisOptions{}, gpu_graph_options(16)).ok());
+  FusedSubtreeIndex X;
+  ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok());
+  const double t0 = 1000, lag = 900, b = 1100, c = 2300, d = 500;
+  idx_t with_late = 0, with_overrun = 0;
+  for (idx_t t = 0; t < static_cast<idx_t>(X.task.size()); ++t) {
+    const FusedTaskIndex& ti = X.task[t];
+    if (ti.nfronts == 0) continue;
+    for (bool early : {true, false}) {
+      std::vector<std::uint64_t> tr(static_cast<std::size_t>(kFusedTracePoints * ti.nfronts), 0);
+      auto T = [&](idx_t q, int i) -> std::uint64_t& { return tr[q * kFusedTracePoints + i]; };
+      auto late_of = [](idx_t q) { return q % 3 == 0 ? 0.0 : q % 3 == 1 ? 1500.0 : 4000.0; };
+      auto own_of = [](idx_t q) { return 300.0 + 600.0 * static_cast<double>(q % 5); };
+      for (idx_t q = 0; q < ti.nfronts; ++q) {
+        const FusedFront& f = X.fronts[ti.front_begin + q];
+        double pub = -1;  // the last child's publication
+        for (std::int64_t ch = f.child_begin; ch < f.child_end; ++ch)
+          pub = std::max(pub, static_cast<double>(T(X.children[ch].ticket, 5)));
+        const double start = pub < 0 ? t0 : std::max(t0, pub + late_of(q) - 1000.0);
+        T(q, 0) = static_cast<std::uint64_t>(start);
+        if (early) {
+          T(q, 1) = static_cast<std::uint64_t>(start + own_of(q));
+          T(q, 2) = static_cast<std::uint64_t>(std::max(start + own_of(q), pub + lag));
+        } else {
+          T(q, 1) = static_cast<std::uint64_t>(std::max(start, pub + lag));
+          T(q, 2) = T(q, 1) + static_cast<std::uint64_t>(own_of(q));
+        }
+        T(q, 3) = T(q, 2) + static_cast<std::uint64_t>(b);
+        T(q, 4) = T(q, 3) + static_cast<std::uint64_t>(c);
+        T(q, 5) = T(q, 4) + static_cast<std::uint64_t>(d);
+      }
+      const FusedTraceSummary S = fused_trace_summary(X, t, tr.data(), early);
+      ASSERT_FALSE(S.chain.empty());
+      double sum = 0, late = 0, over = 0, own = 0;
+      for (std::size_t i = 0; i < S.chain.size(); ++i) {
+        const FusedChainStep& st = S.chain[i];
+        const idx_t q = st.ticket;
+        if (i + 1 < S.chain.size()) {
+          const double pub = static_cast<double>(T(S.chain[i + 1].ticket, 5)), start = static_cast<double>(T(q, 0));
+          EXPECT_DOUBLE_EQ(st.late_start, std::max(0.0, start - pub)) << "ticket " << q;
+          EXPECT_DOUBLE_EQ(st.overrun, early ? std::max(0.0, static_cast<double>(T(q, 1)) - std::max(start, pub)) : 0.0)
+              << "ticket " << q;
+        } else {
+          EXPECT_EQ(st.children, 0);
+          EXPECT_DOUBLE_EQ(st.late_start, 0.0);
+          EXPECT_DOUBLE_EQ(st.overrun, 0.0);
+        }
+        with_late += st.late_start > 0;
+        with_overrun += st.overrun > 0;
+        late += st.late_start;
+        over += st.overrun;
+        own += early ? 0.0 : static_cast<double>(T(q, 2) - T(q, 1));
+        sum += st.late_start + st.overrun + st.lag + st.extend_add + st.factor + st.write;
+      }
+      EXPECT_DOUBLE_EQ(S.late_start, late);
+      EXPECT_DOUBLE_EQ(S.overrun, over);
+      const double span = static_cast<double>(T(S.chain.front().ticket, 5)) - t0;
+      EXPECT_DOUBLE_EQ(sum + own, span) << "task " << t << " early " << early;
+    }
+  }
+  EXPECT_GT(with_late, 0);  // the simulation exercised both
+  EXPECT_GT(with_overrun, 0);
+}
+
 /// With the testing aid that attaches GPU buffers without CUDA workers, the
 /// executor registers the fused index once per analysis: two factorisations
 /// build it once, a new analysis builds it again; results are unchanged.
