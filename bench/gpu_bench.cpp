@@ -79,7 +79,9 @@
 //   calls after a warm-up), the backward error and the refinement steps of
 //   the last solve; against CHOLMOD on the CPU cores (the best of the
 //   --cholmod-threads counts, default 1 and N: its factorisation, and
-//   cholmod_solve with that factor) and cusolverSp csrchol's factor phase
+//   cholmod_solve with that factor followed by the backward error of its
+//   solution, the same work as starfront's solve without refinement) and
+//   cusolverSp csrchol's factor phase
 //   (medians of min(--repeat, 10) after a warm-up). Prints its own table (bench/README.md),
 //   then where refactorize()'s time goes (medians of FactorStats::phases).
 //   --values-buffer (with --fused): before each refactorisation the values
@@ -496,7 +498,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
               "each, on the GPU only), 1 GPU + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
-  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | CHOLMOD solve s | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | CHOLMOD solve + berr s | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.6f | %.1f | %.1e (%d) | %.1e |\n",

@@ -47,8 +47,9 @@ void trsm_vector(const double* L, idx_t ldl, idx_t b, double* x, idx_t ld, idx_t
     return;
   }
   // Loops over the right-hand sides innermost but one, so that a column of
-  // L is read once for all of them; every entry of x sees the same
-  // operations in the same order whatever nrhs is.
+  // L is read once for all of them; while these loops run (b² nrhs within
+  // the limit above) every entry of x sees the same operations in the same
+  // order whatever nrhs is.
   // x_j is scaled by r_j = 1 / l_jj (as LAPACK's dpotf2 scales a column by
   // the reciprocal of its pivot): the division does not depend on x, so it
   // leaves the serial chain x_j -> x_{j+1}, which keeps a multiply and a

@@ -53,10 +53,12 @@
  * symmetric pivoting with 1×1 and 2×2 pivots inside each front (threshold
  * u), static perturbation of tiny pivots that have no acceptable
  * alternative (no delayed pivoting yet), the inertia (starfront_inertia)
- * and iterative refinement in starfront_solve. A runtime with CUDA workers
- * runs Cholesky's fronts on the GPUs (the small fronts of a subtree in one
- * fused kernel); LDLᵀ's fronts run on the CPU workers unless a scheduler
- * with cost models places them on a GPU (docs/LDLT.md).
+ * and iterative refinement in starfront_solve. With a runtime that has
+ * CUDA workers (not under MPI), Cholesky's fronts may run on the GPUs as the
+ * scheduler places them (the small fronts of a subtree in one fused kernel;
+ * subtrees with fronts above order 232 stay on the CPU workers); LDLᵀ's
+ * fronts run on the CPU workers unless a scheduler with cost models places
+ * them on a GPU (docs/LDLT.md).
  */
 #ifndef STARFRONT_H
 #define STARFRONT_H
@@ -229,15 +231,18 @@ typedef enum starfront_ordering {
 typedef enum starfront_amalgamation {
   STARFRONT_AMALGAMATE_NONE = 0,    /**< fundamental supernodes only */
   STARFRONT_AMALGAMATE_RELAXED = 1, /**< relaxed amalgamation (default): merges that add few explicit zeros */
-  /** The relaxed merges that do not lengthen the assembly tree's modelled
-   *  critical path (the latency model of STARFRONT_ORDERING_SCOTCH_PATH), in
-   *  two passes (each parent takes the prefix of its children, longest path
-   *  first, that shortens its own path most; then further merges within the
-   *  path so reached), and no merge makes a front of order above 232 (the
-   *  largest the fused GPU kernel keeps in shared memory); kept only where
-   *  the tree's path comes out shorter than with the relaxed rule. For the
-   *  same matrices as STARFRONT_ORDERING_SCOTCH_PATH (more fronts, more
-   *  flops, a shorter path). */
+  /** Merges chosen for the assembly tree's modelled critical path (the
+   *  latency model of STARFRONT_ORDERING_SCOTCH_PATH), in two passes (each
+   *  parent takes the prefix of its children, longest path first, that
+   *  shortens its own path most; then further merges within the path so
+   *  reached), and no merge makes a front of order above 232 (the largest
+   *  the fused GPU kernel keeps in shared memory; a fundamental supernode
+   *  above it stays as it is). The result is kept when its path is shorter
+   *  than the relaxed rule's under the same cap, else that rule's is: the
+   *  path is never longer than the capped relaxed rule's (it can be longer
+   *  than RELAXED's on matrices whose merges exceed the cap). Fewer merges:
+   *  more fronts, usually fewer flops for a given ordering. For the same
+   *  matrices as STARFRONT_ORDERING_SCOTCH_PATH. */
   STARFRONT_AMALGAMATE_CRITICAL_PATH = 2
 } starfront_amalgamation;
 

@@ -166,11 +166,13 @@ struct AnalysisOptions {
   starfront_ordering ordering = STARFRONT_ORDERING_AUTO;
   const void* user_perm = nullptr;  ///< with STARFRONT_ORDERING_USER (matrix index type and base)
   bool amalgamate = true;
-  /// With amalgamate: STARFRONT_AMALGAMATE_CRITICAL_PATH instead of the
-  /// relaxed rule (fronts of order <= 232, a shorter modelled critical path).
-  bool critical_path_amalgamation = false;
   starfront_slot_policy slot_policy = STARFRONT_SLOTS_DAG;  ///< contribution-block slots
   double cb_budget_bytes = 0.0;  ///< with STARFRONT_SLOTS_BUDGET: bytes all slots may hold
+  /// With amalgamate: STARFRONT_AMALGAMATE_CRITICAL_PATH instead of the
+  /// relaxed rule (merges for the modelled critical path, none making a front
+  /// above order 232). Last, so that positional initialisers written before
+  /// it keep their meaning.
+  bool critical_path_amalgamation = false;
 };
 
 /// Positive, negative and zero eigenvalue counts (starfront_inertia).

@@ -28,6 +28,16 @@ int c_header_solve(void) {
   A.ptr = ptr;
   A.ind = ind;
   A.values = val;
+  {
+    /* The critical-path analysis's enum values, from C. */
+    starfront_analysis_options ao;
+    if (starfront_analysis_options_init(&ao) != STARFRONT_OK) return 7;
+    ao.ordering = STARFRONT_ORDERING_SCOTCH_PATH;
+    ao.amalgamate = STARFRONT_AMALGAMATE_CRITICAL_PATH;
+    if (starfront_analyse(NULL, &A, &ao, &F) != STARFRONT_OK) return 8;
+    starfront_factor_free(F);
+    F = NULL;
+  }
   if (starfront_analyse(NULL, &A, NULL, &F) != STARFRONT_OK) return 2;
   if (starfront_factorize(F, &A, NULL) != STARFRONT_OK) bad = 3;
   if (!bad && starfront_solve(F, 1, b, 3) != STARFRONT_OK) bad = 4;
