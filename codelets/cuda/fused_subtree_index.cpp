@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "analysis/critical_path.hpp"
 #include "cpu/front_cholesky.hpp"
 
 namespace starfront {
@@ -15,8 +16,9 @@ namespace {
 constexpr idx_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
 /// Ticket order of fronts [first, root] (file header): small part first,
-/// then by height, then by front index. nsmall: size of the small part.
-std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, idx_t& nsmall) {
+/// then by height (or, FusedTicketOrder::path, by decreasing modelled path to
+/// the root), then by front index. nsmall: size of the small part.
+std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, FusedTicketOrder how, idx_t& nsmall) {
   const idx_t n = root - first + 1;
   std::vector<idx_t> height(n, 0), biggest(n, 0);
   for (idx_t s = first; s <= root; ++s) {  // children precede parents in the postorder
@@ -27,10 +29,21 @@ std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, idx
     }
   }
   auto large = [&](idx_t s) { return biggest[s - first] > kFusedSmallOrder ? 1 : 0; };
+  // FusedTicketOrder::path: each front's modelled time from its start to the
+  // root's end, parents first (the root is the range's last front).
+  std::vector<double> to_root(how == FusedTicketOrder::path ? n : 0, 0.0);
+  if (how == FusedTicketOrder::path) {
+    const FrontLatencyModel model;
+    for (idx_t s = root; s >= first; --s) {
+      to_root[s - first] += front_latency(model, P.front_order(s), P.ncols(s));
+      for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) to_root[P.child_list[q] - first] = to_root[s - first];
+    }
+  }
   std::vector<idx_t> order(n);
   std::iota(order.begin(), order.end(), first);
   std::stable_sort(order.begin(), order.end(), [&](idx_t a, idx_t b) {
     if (large(a) != large(b)) return large(a) < large(b);
+    if (how == FusedTicketOrder::path) return to_root[a - first] > to_root[b - first];
     return height[a - first] < height[b - first];
   });
   nsmall = 0;
@@ -48,14 +61,14 @@ std::size_t append_array(std::vector<std::uint64_t>& blob, const std::vector<T>&
   return off;
 }
 
-Status add_task(const TaskGraph& G, idx_t t, FusedSubtreeIndex& X) {
+Status add_task(const TaskGraph& G, idx_t t, FusedTicketOrder how, FusedSubtreeIndex& X) {
   const FrontPlan& P = *G.plan;
   const Task& task = G.tasks[t];
   const idx_t first = task.first_front, root = task.front;
   if (root - first + 1 > kInt32Max)
     return Status::error(StatusCode::invalid_argument, "fused subtree index: too many fronts in one task");
   idx_t nsmall = 0;
-  const std::vector<idx_t> order = ticket_order(P, first, root, nsmall);
+  const std::vector<idx_t> order = ticket_order(P, first, root, how, nsmall);
   std::vector<idx_t> ticket(root - first + 1, -1);
   FusedTaskIndex& ti = X.task[t];
   ti.front_begin = static_cast<idx_t>(X.fronts.size());
@@ -89,7 +102,7 @@ Status add_task(const TaskGraph& G, idx_t t, FusedSubtreeIndex& X) {
     for (idx_t c_ = P.child_ptr[s]; c_ < P.child_ptr[s + 1]; ++c_) {
       const idx_t c = P.child_list[c_];
       FusedChild ch{};
-      ch.ticket = static_cast<std::int32_t>(ticket[c - first]);  // already numbered: smaller height
+      ch.ticket = static_cast<std::int32_t>(ticket[c - first]);  // already numbered: a topological order
       ch.mc = static_cast<std::int32_t>(P.cb_order(c));
       ch.cb_off = cb_off[c - first];
       ch.rel_begin = static_cast<std::int64_t>(X.rel.size());
@@ -111,13 +124,14 @@ Status add_task(const TaskGraph& G, idx_t t, FusedSubtreeIndex& X) {
 
 }  // namespace
 
-Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out) {
+Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out, FusedTicketOrder order) {
   FusedSubtreeIndex X;
+  X.order = order;
   X.task.assign(G.tasks.size(), FusedTaskIndex{});
   for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t) {
     if (G.tasks[t].kind != TaskKind::subtree) continue;
     X.empty = false;
-    Status st = add_task(G, t, X);
+    Status st = add_task(G, t, order, X);
     if (!st.ok()) return st;
   }
   if (X.fronts.empty()) X.fronts.push_back(FusedFront{});

@@ -26,7 +26,14 @@
 // descendants), then the others; within each part by height in the task's
 // forest (leaves 0, a parent one more than its highest child), then by front
 // index. A child is small whenever its parent is, and has a smaller height,
-// so this is a topological order; it exposes all leaves first. The kernel
+// so this is a topological order; it exposes all leaves first. Or (measurement
+// knob, FusedTicketOrder::path) within each part by decreasing modelled time
+// from the front's start to the task root's end (front_latency summed up
+// the ancestors: the "bottom level" priority of list scheduling, here the
+// remaining path to the root), then by front index: a child's is its
+// parent's plus its own time, so this is topological too; the fronts of the
+// critical path get the first tickets, instead of waiting behind every
+// lower front for a block. The kernel
 // runs the small part in one launch with many light thread blocks per SM and
 // the rest (the few large fronts near the root) in a second launch with
 // fewer, larger blocks.
@@ -88,6 +95,11 @@ struct FusedTaskIndex {
   idx_t first_front = -1, root = -1;  ///< the task's front range (as in the graph)
 };
 
+/// The order in which the kernel hands out a task's fronts within each part
+/// (file header): by height (the default), or by decreasing modelled path to
+/// the task's root (front_latency with the default FrontLatencyModel).
+enum class FusedTicketOrder { height, path };
+
 /// The fused-subtree index of a task graph. Every array holds at least one
 /// element (so that the packed blob is never empty). Offsets (in bytes) of
 /// each array inside `blob`, the single device array the kernel reads.
@@ -105,12 +117,14 @@ struct FusedSubtreeIndex {
   idx_t max_workspace = 0;  ///< max over tasks of FusedTaskIndex::workspace
   idx_t max_fronts = 0;     ///< max over tasks of nfronts
   bool empty = true;        ///< the graph has no subtree task
+  FusedTicketOrder order = FusedTicketOrder::height;  ///< how the tickets were ordered
 };
 
-/// Builds the index of every subtree task of G (G.plan must be set).
-/// Errors: invalid_argument when a front order exceeds 32-bit range (or its
-/// square 2^53) or one task holds more than 2^31 - 1 fronts.
-Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out);
+/// Builds the index of every subtree task of G (G.plan must be set), tickets
+/// in `order`. Errors: invalid_argument when a front order exceeds 32-bit
+/// range (or its square 2^53) or one task holds more than 2^31 - 1 fronts.
+Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out,
+                                 FusedTicketOrder order = FusedTicketOrder::height);
 
 /// Longest dependency chains of a fused task, in fronts (a front counts
 /// once; a chain runs from a front to an ancestor through parent links).

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/critical_path.hpp"
 #include "api/solver.hpp"
 #include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
@@ -140,10 +141,10 @@ void check_structure(const TaskGraph& G, const FusedSubtreeIndex& X, const std::
 /// panel and root CB to the CPU kernel's (max |diff| <= 1e-13 · max |L|) or
 /// the failure. Returns the number of subtree tasks compared.
 idx_t compare_subtrees(const TaskGraph& G, const CscMatrix& A, double pivot_tol, const std::string& name,
-                       double tol = 1e-13) {
+                       double tol = 1e-13, FusedTicketOrder order = FusedTicketOrder::height) {
   const FrontPlan& P = *G.plan;
   FusedSubtreeIndex X;
-  EXPECT_TRUE(build_fused_subtree_index(G, X).ok());
+  EXPECT_TRUE(build_fused_subtree_index(G, X, order).ok());
   testing::HostBlocks host(G);
   std::vector<double*>& base = host.base;
   FactorContext ctx;
@@ -231,18 +232,77 @@ AnalysisOptions latency_analysis() {
 
 TEST(FusedSubtreeIndex, StructureMatchesThePlan) {
   for (const NamedMatrix& m : matrices())
-    for (int variant = 0; variant < 3; ++variant) {
-      // 0: default graph; 1: GPU graph; 2: GPU graph of the latency analysis.
+    for (int variant = 0; variant < 4; ++variant) {
+      // 0: default graph; 1: GPU graph; 2: GPU graph of the latency
+      // analysis; 3: the same with the tickets by path to the root.
       Solver solver;
       const GraphOptions go = variant > 0 ? gpu_graph_options(16, kGpuFusedFront) : GraphOptions{};
-      const AnalysisOptions ao = variant == 2 ? latency_analysis() : AnalysisOptions{};
+      const AnalysisOptions ao = variant >= 2 ? latency_analysis() : AnalysisOptions{};
       ASSERT_TRUE(solver.analyse(m.A, ao, go).ok()) << m.name;
       FusedSubtreeIndex X;
-      ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X).ok()) << m.name;
+      const FusedTicketOrder order = variant == 3 ? FusedTicketOrder::path : FusedTicketOrder::height;
+      ASSERT_TRUE(build_fused_subtree_index(solver.graph(), X, order).ok()) << m.name;
       EXPECT_FALSE(X.empty) << m.name;
+      EXPECT_EQ(X.order, order);
       check_structure(solver.graph(), X,
-                      m.name + (variant == 1 ? " (GPU graph)" : variant == 2 ? " (GPU graph, latency analysis)" : ""));
+                      m.name + (variant == 1   ? " (GPU graph)"
+                                : variant == 2 ? " (GPU graph, latency analysis)"
+                                : variant == 3 ? " (GPU graph, latency analysis, tickets by path)"
+                                               : ""));
     }
+}
+
+/// FusedTicketOrder::path: within each part, tickets by decreasing modelled
+/// time to the task root's end (front_latency summed up the ancestors,
+/// recomputed here from the plan's parent links), ties by front index; on
+/// the power-grid matrix it differs from the height order and gives the
+/// fronts of the modelled critical path the first tickets of their part.
+TEST(FusedSubtreeIndex, PathTicketOrderPutsTheCriticalPathFirst) {
+  for (const NamedMatrix& m : matrices()) {
+    Solver solver;
+    ASSERT_TRUE(solver.analyse(m.A, latency_analysis(), gpu_graph_options(16, kGpuFusedFront)).ok()) << m.name;
+    const TaskGraph& G = solver.graph();
+    const FrontPlan& P = *G.plan;
+    FusedSubtreeIndex H, X;
+    ASSERT_TRUE(build_fused_subtree_index(G, H).ok());
+    ASSERT_TRUE(build_fused_subtree_index(G, X, FusedTicketOrder::path).ok());
+    bool differs = false;
+    for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t) {
+      const FusedTaskIndex& ti = X.task[t];
+      if (ti.nfronts == 0) continue;
+      ASSERT_EQ(ti.nsmall, H.task[t].nsmall) << m.name;  // the same parts
+      const idx_t first = ti.first_front, root = ti.root;
+      std::vector<double> to_root(root - first + 1);
+      for (idx_t s = first; s <= root; ++s) {  // brute force: up the parent links, summed from the root down
+        std::vector<idx_t> up;
+        for (idx_t a = s; a >= first && a <= root; a = P.symbolic->super_parent[a]) up.push_back(a);
+        for (std::size_t i = up.size(); i-- > 0;)
+          to_root[s - first] += front_latency(FrontLatencyModel{}, P.front_order(up[i]), P.ncols(up[i]));
+      }
+      auto front_of = [&](const FusedSubtreeIndex& I, idx_t q) {  // from its panel offset (check_structure)
+        const idx_t off = I.fronts[I.task[t].front_begin + q].l_off + P.l_offset[first];
+        return static_cast<idx_t>(std::lower_bound(P.l_offset.begin() + first, P.l_offset.begin() + root + 1, off) -
+                                  P.l_offset.begin());
+      };
+      for (idx_t q = 1; q < ti.nfronts; ++q) {
+        if (q == ti.nsmall) continue;  // a new part
+        const idx_t a = front_of(X, q - 1), b = front_of(X, q);
+        EXPECT_TRUE(to_root[a - first] > to_root[b - first] ||
+                    (to_root[a - first] == to_root[b - first] && a < b))
+            << m.name << " tickets " << q - 1 << ", " << q;
+      }
+      for (idx_t q = 0; q < ti.nfronts; ++q) differs = differs || front_of(X, q) != front_of(H, q);
+      // The part's first ticket starts its longest path.
+      if (ti.nsmall > 0) {
+        double best = 0;
+        for (idx_t q = 0; q < ti.nsmall; ++q) best = std::max(best, to_root[front_of(H, q) - first]);
+        EXPECT_EQ(to_root[front_of(X, 0) - first], best) << m.name;
+      }
+    }
+    if (m.name == "activsg2000_hykkt_10") {
+      EXPECT_TRUE(differs);
+    }
+  }
 }
 
 /// The emulation gives the CPU subtree kernel's panel and root CB to 1e-13
@@ -257,6 +317,12 @@ TEST(FusedSubtreeIndex, EmulationEqualsCpuSubtreeKernel) {
       const double spread = cpu_spread(m.A, gpu_graph_options(16, kGpuFusedFront), ao);
       std::printf("[ %s: CPU sensitivity (1e-15 perturbation) %.1e ]\n", name.c_str(), spread);
       EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, name, std::max(1e-13, 10 * spread)), 0) << name;
+      if (latency) {  // the emulation runs the fronts in ticket order: the other order
+        EXPECT_GT(compare_subtrees(solver.graph(), m.A, 0.0, name + " (tickets by path)", std::max(1e-13, 10 * spread),
+                                   FusedTicketOrder::path),
+                  0)
+            << name;
+      }
     }
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -60,7 +62,14 @@ std::shared_ptr<const GpuAssemblyData> gpu_assembly_data(const TaskGraph& G) {
   auto d = std::make_shared<GpuAssemblyData>();
   d->build_id = G.build_id;
   if (!build_gpu_assembly_index(G, d->index).ok()) return nullptr;
-  if (!build_fused_subtree_index(G, d->fused).ok()) return nullptr;
+  // STARFRONT_FUSED_TICKETS=path (measurement knob, read once): the fused
+  // kernel's tickets by decreasing modelled path to the root instead of by
+  // height (fused_subtree_index.hpp, FusedTicketOrder).
+  static const FusedTicketOrder tickets = [] {
+    const char* e = std::getenv("STARFRONT_FUSED_TICKETS");
+    return e && !std::strcmp(e, "path") ? FusedTicketOrder::path : FusedTicketOrder::height;
+  }();
+  if (!build_fused_subtree_index(G, d->fused, tickets).ok()) return nullptr;
   const FrontPlan& P = *G.plan;
   const bool fronts = std::any_of(G.tasks.begin(), G.tasks.end(), [](const Task& t) { return t.kind == TaskKind::front; });
   if (fronts && P.a_src.size() <= UINT32_MAX && P.rel.size() <= UINT32_MAX && !P.diag_src.empty() &&
