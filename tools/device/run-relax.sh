@@ -112,11 +112,12 @@
 #   (every gpu_bench run: --ncpu NCPU, default 16: StarPU workers on that
 #   many cores, the CUDA worker's included)
 #   chain     chain.txt: each front of the fused kernel's critical chain
-#             (STARFRONT_FUSED_TRACE=2: m, k, children, lag, extend-add,
-#             factor, write-out) in the last of 3 refactorisations of
-#             activsg2000_hykkt_10, as built and with each CHAIN_VARIANTS
-#             setting (items as in AB_VARIANTS), CHAIN_ROUNDS alternating
-#             rounds (default 1)
+#             (STARFRONT_FUSED_TRACE=2: m, k, children, late start,
+#             prologue overrun, lag, extend-add, factor, write-out) in the
+#             last of 3 refactorisations of activsg2000_hykkt_10 (CHAIN_GRID
+#             "0 1": also opf_case10000_goc_kkt), as built and with each
+#             CHAIN_VARIANTS setting (items as in AB_VARIANTS), CHAIN_ROUNDS
+#             alternating rounds (default 1)
 #   bench     bench.md: gpu_bench --fused --repeat 30 --ncpu NCPU on every SPD
 #             matrix and lap2d:300 against CHOLMOD and cusolverSp csrchol,
 #             with the amalgamation RELAX="R:M:Z" when it is set and the
@@ -531,22 +532,26 @@ if has gpuonly; then
 fi
 if has chain; then
   # Each front of the fused kernel's critical chain (STARFRONT_FUSED_TRACE=2)
-  # in the last of 3 refactorisations of activsg2000_hykkt_10, as built and
+  # in the last of 3 refactorisations of activsg2000_hykkt_10 (CHAIN_GRID:
+  # indices into the power-grid matrices, default 0; "0 1" adds
+  # opf_case10000_goc_kkt), as built and
   # with each CHAIN_VARIANTS setting (items as in AB_VARIANTS, binaries as
   # pick_binary says), CHAIN_ROUNDS alternating rounds (default 1;
   # after the first, the summary line only). The awk keeps the last fused
   # task's lines only: the whole picture for a matrix that is one fused
-  # task, as activsg2000_hykkt_10 is.
+  # task, as both power-grid matrices are.
   {
     for round in $(seq 1 "${CHAIN_ROUNDS:-1}"); do
-      for v in "" ${CHAIN_VARIANTS:-}; do
-        pick_binary "$v"
-        split_variant "$v2"
-        echo "### chain round $round, ${v:-as built}: STARFRONT_FUSED_TRACE=2 gpu_bench --fused --repeat 3 ${x[*]} activsg2000_hykkt_10"
-        # shellcheck disable=SC2046
-        env $(tr , ' ' <<<"$e") STARFRONT_FUSED_TRACE=2 timeout 60 "$g" --fused --repeat 3 --ncpu "${NCPU:-16}" \
-          --no-cholmod --no-cusolversp "${x[@]}" "${grid[0]}" 2>&1 |
-          awk -v all=$((round == 1)) '/^fused trace/ {n = 0} /^fused (trace|chain)/ {if (all || /^fused trace/) l[n++] = $0} END {for (i = 0; i < n; ++i) print l[i]}'
+      for gi in ${CHAIN_GRID:-0}; do
+        for v in "" ${CHAIN_VARIANTS:-}; do
+          pick_binary "$v"
+          split_variant "$v2"
+          echo "### chain round $round, ${v:-as built}: STARFRONT_FUSED_TRACE=2 gpu_bench --fused --repeat 3 ${x[*]} $(basename "${grid[$gi]}" .mtx)"
+          # shellcheck disable=SC2046
+          env $(tr , ' ' <<<"$e") STARFRONT_FUSED_TRACE=2 timeout 60 "$g" --fused --repeat 3 --ncpu "${NCPU:-16}" \
+            --no-cholmod --no-cusolversp "${x[@]}" "${grid[$gi]}" 2>&1 |
+            awk -v all=$((round == 1)) '/^fused trace/ {n = 0} /^fused (trace|chain)/ {if (all || /^fused trace/) l[n++] = $0} END {for (i = 0; i < n; ++i) print l[i]}'
+        done
       done
     done
   } 2>&1 | tee "$out/chain.txt"
