@@ -775,9 +775,11 @@ __device__ void run_front(const FusedLaunch& p, int q, double* sm, long long sme
 }
 
 /// Tickets [t0, t1) of the task; counter: this launch's ticket counter;
-/// kCG: the trailing update's columns per warp at a time.
-template <int kThreads, int kCG>
-__global__ void __launch_bounds__(kThreads, kThreads <= 128 ? 6 : 1)
+/// kCG: the trailing update's columns per warp at a time; kMinBlocks: the
+/// blocks per multiprocessor the compiler must leave registers for
+/// (FusedLaunch::small_min_blocks; 1 for the large launch).
+template <int kThreads, int kCG, int kMinBlocks = (kThreads <= 128 ? 6 : 1)>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     fused_subtree_kernel(const FusedLaunch p, int t0, int t1, unsigned int* counter, long long smem_doubles) {
   extern __shared__ double sm[];
   __shared__ int s_ticket;
@@ -818,11 +820,11 @@ cudaError_t dynamic_smem_cap(const void* kernel, int dev, long long* cap) {
 /// launching it shares (a StarPU worker, a caller running a task inline:
 /// run_subtree_inline), so the setting and the launch that relies on it
 /// are made under one lock.
-template <int kThreads, int kCG>
+template <int kThreads, int kCG, int kMinBlocks = (kThreads <= 128 ? 6 : 1)>
 cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigned int* counter, cudaStream_t stream,
                         bool programmatic) {
   if (t1 <= t0) return cudaSuccess;
-  auto kernel = fused_subtree_kernel<kThreads, kCG>;
+  auto kernel = fused_subtree_kernel<kThreads, kCG, kMinBlocks>;
   struct Shape {
     bool known = false;
     int sms = 0;
@@ -897,6 +899,7 @@ std::size_t fused_status_bytes(int nfronts) {
 cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int* launches, cudaEvent_t* events) {
   if (launches) *launches = 0;
   if (p.nfronts <= 0) return cudaSuccess;
+  if (p.small_min_blocks != 6 && p.small_min_blocks != 8) return cudaErrorInvalidValue;
   cudaError_t e = cudaMemsetAsync(p.status, 0, fused_status_bytes(p.nfronts), stream);
   if (e != cudaSuccess) return e;
   if (p.trace && (e = cudaMemsetAsync(p.trace, 0, sizeof(unsigned long long) * kFusedTracePoints *
@@ -906,9 +909,10 @@ cudaError_t launch_fused_subtree(const FusedLaunch& p, cudaStream_t stream, int*
   if (events && (e = cudaEventRecord(events[0], stream)) != cudaSuccess) return e;
   const int small_order = p.max_order_small < static_cast<int>(kFusedSmallOrder) ? p.max_order_small
                                                                                   : static_cast<int>(kFusedSmallOrder);
-  if ((e = launch_part<kFusedThreads, kTrailCols>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)) !=
-      cudaSuccess)
-    return e;
+  e = p.small_min_blocks == 8
+          ? launch_part<kFusedThreads, kTrailCols, 8>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false)
+          : launch_part<kFusedThreads, kTrailCols>(p, 0, p.nsmall, small_order, &p.status->ticket[0], stream, false);
+  if (e != cudaSuccess) return e;
   if (launches && p.nsmall > 0) ++*launches;
   // With the overlap, no event between the launches: it would serialise them.
   const bool overlap = p.overlap_launches && p.nsmall > 0 && p.nfronts > p.nsmall;

@@ -195,6 +195,14 @@ struct FusedLaunch {
   /// (measurement knob: STARFRONT_FUSED_LARGE).
   int large_threads = kFusedLargeThreads;
   int large_cols = kTrailColsLarge;
+  /// The small launch's blocks per multiprocessor the compiler is asked to
+  /// fit (__launch_bounds__' minimum): 6 (default: 80 registers a thread,
+  /// six blocks resident) or 8 (at most 64 registers, more spilled; eight
+  /// blocks resident, so fewer fronts wait for a block: bench/README.md,
+  /// session 44's schedule model); another value makes
+  /// launch_fused_subtree return cudaErrorInvalidValue (measurement knob:
+  /// STARFRONT_FUSED_SMALL_BLOCKS).
+  int small_min_blocks = 6;
   /// A __threadfence() (fence.sc.gpu) also before a completion flag's
   /// release store and after the acquire loads of the children's flags
   /// (measurement knob STARFRONT_FUSED_FENCES=1), or not (default): the

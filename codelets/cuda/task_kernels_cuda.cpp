@@ -1083,9 +1083,13 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
     if (e && *e && std::sscanf(e, "%dx%d", &t, &c) != 2) t = kFusedLargeThreads, c = kTrailColsLarge;
     return std::make_pair(t, c);
   }();
+  // STARFRONT_FUSED_SMALL_BLOCKS=8: the small launch compiled for eight
+  // blocks a multiprocessor (FusedLaunch::small_min_blocks; 6 otherwise).
+  static const int small_blocks = env_is("STARFRONT_FUSED_SMALL_BLOCKS", "8") ? 8 : 6;
   p.early = early;
   p.large_threads = large.first;
   p.large_cols = large.second;
+  p.small_min_blocks = small_blocks;
   p.lookahead = lookahead;
   p.overlap_launches = overlap;
   p.snake = snake;
