@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -63,6 +64,21 @@ inline bool parse_count(const char* text, long long lo, long long hi, long long&
     if (v > hi) return false;
   }
   return v >= lo;
+}
+
+/// Parses exactly n comma-separated decimal numbers, each finite and >= 0,
+/// into out[0..n); false otherwise (out then unspecified).
+inline bool parse_list(const char* text, std::size_t n, double* out) {
+  const char* p = text;
+  for (std::size_t i = 0; i < n; ++i) {
+    char* end = nullptr;
+    if (*p == '\0' || *p == ',' || *p == ' ') return false;
+    out[i] = std::strtod(p, &end);
+    if (end == p || !std::isfinite(out[i]) || out[i] < 0) return false;
+    p = end;
+    if (i + 1 < n && *p++ != ',') return false;
+  }
+  return *p == '\0';
 }
 
 /// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N / dense:N

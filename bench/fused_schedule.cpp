@@ -139,23 +139,6 @@ Outcome simulate(const FusedSubtreeIndex& X, idx_t t, const Machine& M) {
   return o;
 }
 
-bool parse_list(const char* s, std::vector<double>& out, std::size_t want) {
-  out.clear();
-  std::string t(s);
-  std::size_t p = 0;
-  while (p <= t.size()) {
-    const std::size_t e = t.find(',', p);
-    const std::string item = t.substr(p, e == std::string::npos ? std::string::npos : e - p);
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end || !std::isfinite(v) || v < 0) return false;
-    out.push_back(v);
-    if (e == std::string::npos) break;
-    p = e + 1;
-  }
-  return out.size() == want;
-}
-
 const char* kUsage =
     "usage: fused_schedule [--sms N] [--per-sm B] [--prologue SMALL,LARGE] [--model A,B,C] INPUT...\n"
     "  INPUT: Matrix Market file, lap3d:N[:27], lap2d:N; prologues in us; model: us, us a column,\n"
@@ -168,7 +151,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    std::vector<double> v;
+    double v[3];
     if ((arg == "--sms" || arg == "--per-sm") && a + 1 < argc) {
       long long x = 0;
       if (!parse_count(argv[++a], 1, 100000, x)) {
@@ -178,13 +161,13 @@ int main(int argc, char** argv) {
       }
       (arg == "--sms" ? M.sms : M.per_sm) = static_cast<int>(x);
     } else if (arg == "--prologue" && a + 1 < argc) {
-      if (!parse_list(argv[++a], v, 2)) {
+      if (!parse_list(argv[++a], 2, v)) {
         std::fprintf(stderr, "fused_schedule: --prologue wants SMALL,LARGE (us, >= 0), got '%s'\n%s", argv[a], kUsage);
         return 2;
       }
       M.prologue_small = v[0] * 1e-6, M.prologue_large = v[1] * 1e-6;
     } else if (arg == "--model" && a + 1 < argc) {
-      if (!parse_list(argv[++a], v, 3)) {
+      if (!parse_list(argv[++a], 3, v)) {
         std::fprintf(stderr, "fused_schedule: --model wants A,B,C (>= 0), got '%s'\n%s", argv[a], kUsage);
         return 2;
       }

@@ -185,12 +185,9 @@ int fit_mode(const std::vector<std::string>& files) {
 
 // Parses "a,b,c" (us, us a column, ns per k(m-k) entry), each finite >= 0.
 bool parse_model(const char* text, FrontLatencyModel& m) {
-  double a, b, c;
-  int used = 0;
-  if (std::sscanf(text, "%lf,%lf,%lf%n", &a, &b, &c, &used) != 3 || text[used] != '\0') return false;
-  for (double v : {a, b, c})
-    if (!std::isfinite(v) || v < 0) return false;
-  m = {a * 1e-6, b * 1e-6, c * 1e-9};
+  double v[3];
+  if (!parse_list(text, 3, v)) return false;
+  m = {v[0] * 1e-6, v[1] * 1e-6, v[2] * 1e-9};
   return true;
 }
 
