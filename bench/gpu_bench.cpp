@@ -106,6 +106,7 @@
 #include "cpu/blas_core.hpp"
 #include "api/solver.hpp"
 #include "cuda/fused_subtree_index.hpp"
+#include "cuda/fused_subtree_kernel.hpp"
 #include "runtime/starpu/runtime.hpp"
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
@@ -480,11 +481,14 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
         chains.large = std::max(chains.large, c.large);
         chains.whole = std::max(chains.whole, c.whole);
       }
+    const FusedLaunchShape small = fused_last_launch_shape(true), large = fused_last_launch_shape(false);
     std::fprintf(stderr,
                  "gpu_bench: %s fused GPU %.6f s (kernels %.6f s), %lld tasks; longest chains of fronts in one "
-                 "fused task: small launch %lld, large launch %lld, whole task %lld\n",
+                 "fused task: small launch %lld, large launch %lld, whole task %lld; last launches: small %d blocks "
+                 "a multiprocessor (grid %d), large %d (grid %d)\n",
                  r.name.c_str(), r.t_fact, r.t_kernel, r.tasks, static_cast<long long>(chains.small),
-                 static_cast<long long>(chains.large), static_cast<long long>(chains.whole));
+                 static_cast<long long>(chains.large), static_cast<long long>(chains.whole), small.blocks_per_sm,
+                 small.grid, large.blocks_per_sm, large.grid);
     if (cholmod) {
       const CholmodRun c =
           best_cholmod(A, &solver.symbolic().perm, std::min(repeat, 10), cholmod_threads, r.chol_threads);

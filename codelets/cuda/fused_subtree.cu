@@ -4,6 +4,7 @@
 #include "cuda/fused_subtree_kernel.hpp"
 #include "cuda/device_math.cuh"
 
+#include <atomic>
 #include <mutex>
 
 namespace starfront {
@@ -797,6 +798,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
+/// fused_last_launch_shape's record: [small, large][blocks a multiprocessor, grid].
+std::atomic<int> g_last_shape[2][2];
+
 /// Dynamic shared memory (bytes) a block of `kernel` may have on device
 /// `dev`: the opt-in maximum less the kernel's static shared memory. The
 /// launch (launch_part) and fused_shared_max_order() both size by it.
@@ -858,6 +862,9 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
   }
   long long grid = static_cast<long long>(sh.per_sm > 0 ? sh.per_sm : 1) * (sh.sms > 0 ? sh.sms : 1);
   if (grid > t1 - t0) grid = t1 - t0;
+  const int part = kThreads <= kFusedThreads ? 0 : 1;
+  g_last_shape[part][0].store(sh.per_sm, std::memory_order_relaxed);
+  g_last_shape[part][1].store(static_cast<int>(grid), std::memory_order_relaxed);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(kThreads);
@@ -872,6 +879,11 @@ cudaError_t launch_part(const FusedLaunch& p, int t0, int t1, int order, unsigne
 }
 
 }  // namespace
+
+FusedLaunchShape fused_last_launch_shape(bool small) {
+  const int part = small ? 0 : 1;
+  return {g_last_shape[part][0].load(std::memory_order_relaxed), g_last_shape[part][1].load(std::memory_order_relaxed)};
+}
 
 int fused_shared_max_order() {
   static const int order = [] {

@@ -233,6 +233,14 @@ int fused_shared_max_order();
 /// completion flags, failed pivots).
 std::size_t fused_status_bytes(int nfronts);
 
+/// Co-resident blocks a multiprocessor (the occupancy the grid was sized
+/// by) of the most recent small (`small` true) or large launch of the
+/// process, and its grid; 0 before any (a measurement: gpu_bench prints it).
+struct FusedLaunchShape {
+  int blocks_per_sm = 0, grid = 0;
+};
+FusedLaunchShape fused_last_launch_shape(bool small);
+
 /// Queues the zeroing of the status area and the kernel's (at most) two
 /// launches on `stream`; grids: as many blocks as are co-resident
 /// (occupancy × SMs), at most the launch's fronts. launches (out, may be
