@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
       }
       for (FusedTicketOrder order : {FusedTicketOrder::height, FusedTicketOrder::path}) {
         FusedSubtreeIndex X;
-        if (Status st = build_fused_subtree_index(solver.graph(), X, order); !st.ok()) {
+        if (Status st = build_fused_subtree_index(solver.graph(), X, order, M.model); !st.ok()) {
           std::fprintf(stderr, "fused_schedule: %s: %s\n", name.c_str(), st.message.c_str());
           status = 1;
           break;

@@ -228,13 +228,15 @@ struct FoldedWalk {
 };
 
 /// Extend-adds the CBs of children [from, to) (offsets from f.child_begin,
-/// ticket order; every one complete) one by one, a barrier after each.
+/// in the plan's child order; every one complete) one by one, a barrier
+/// after each.
 /// In the small launch (kWarps <= 4) with p.flat_add (default), each
 /// child's lower triangle is dealt to all the block's threads
 /// (FoldedWalk), 4 entries in flight per thread; otherwise one warp per CB
 /// column, lanes over its rows (the large launch, and the measurement knob
 /// STARFRONT_FUSED_FLAT_ADD=0). Either way every entry of the front gets
-/// the children's values added in ticket order: the same sums. (The flat
+/// the children's values added in child order: the same sums, whatever the
+/// ticket order (FusedTicketOrder). (The flat
 /// walk in the large launch too cut the chain's extend-add by a fifth but
 /// slowed its factorisations as much, through the 128-register kernel's
 /// allocation: bench/README.md, session 27.)
@@ -314,12 +316,12 @@ __device__ void extend_add(const FusedLaunch& p, const FusedFront& f, const Fron
 /// The wait for the children fused with their extend-add (FusedLaunch::
 /// early): rounds in which every thread polls one child not yet added
 /// (device-scope acquire loads, no spinning), the block finds the first
-/// child in ticket order that is not complete, extend-adds every child
+/// child in child order that is not complete, extend-adds every child
 /// before it, then thread 0 spins on that child's flag alone until it is
 /// set, and a new round follows (none when that child is the last: its
 /// flag as thread 0 read it decides); so the CBs of
 /// the children that finished early are added while the later ones still
-/// run, and the sums keep the ticket order of extend_add() (the same result
+/// run, and the sums keep the child order of extend_add() (the same result
 /// at every run). Stamp 2 of front q when all are complete, before the
 /// remaining adds. Returns, to every thread, whether no child failed (on a
 /// failure it returns at once: the front is skipped, and its memory is its

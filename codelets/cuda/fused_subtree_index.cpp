@@ -18,7 +18,8 @@ constexpr idx_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 /// Ticket order of fronts [first, root] (file header): small part first,
 /// then by height (or, FusedTicketOrder::path, by decreasing modelled path to
 /// the root), then by front index. nsmall: size of the small part.
-std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, FusedTicketOrder how, idx_t& nsmall) {
+std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, FusedTicketOrder how,
+                                const FrontLatencyModel& model, idx_t& nsmall) {
   const idx_t n = root - first + 1;
   std::vector<idx_t> height(n, 0), biggest(n, 0);
   for (idx_t s = first; s <= root; ++s) {  // children precede parents in the postorder
@@ -30,10 +31,10 @@ std::vector<idx_t> ticket_order(const FrontPlan& P, idx_t first, idx_t root, Fus
   }
   auto large = [&](idx_t s) { return biggest[s - first] > kFusedSmallOrder ? 1 : 0; };
   // FusedTicketOrder::path: each front's modelled time from its start to the
-  // root's end, parents first (the root is the range's last front).
+  // end of its tree's root, parents first (a parent in the range has a
+  // larger index than its children).
   std::vector<double> to_root(how == FusedTicketOrder::path ? n : 0, 0.0);
   if (how == FusedTicketOrder::path) {
-    const FrontLatencyModel model;
     for (idx_t s = root; s >= first; --s) {
       to_root[s - first] += front_latency(model, P.front_order(s), P.ncols(s));
       for (idx_t q = P.child_ptr[s]; q < P.child_ptr[s + 1]; ++q) to_root[P.child_list[q] - first] = to_root[s - first];
@@ -61,14 +62,15 @@ std::size_t append_array(std::vector<std::uint64_t>& blob, const std::vector<T>&
   return off;
 }
 
-Status add_task(const TaskGraph& G, idx_t t, FusedTicketOrder how, FusedSubtreeIndex& X) {
+Status add_task(const TaskGraph& G, idx_t t, FusedTicketOrder how, const FrontLatencyModel& model,
+                FusedSubtreeIndex& X) {
   const FrontPlan& P = *G.plan;
   const Task& task = G.tasks[t];
   const idx_t first = task.first_front, root = task.front;
   if (root - first + 1 > kInt32Max)
     return Status::error(StatusCode::invalid_argument, "fused subtree index: too many fronts in one task");
   idx_t nsmall = 0;
-  const std::vector<idx_t> order = ticket_order(P, first, root, how, nsmall);
+  const std::vector<idx_t> order = ticket_order(P, first, root, how, model, nsmall);
   std::vector<idx_t> ticket(root - first + 1, -1);
   FusedTaskIndex& ti = X.task[t];
   ti.front_begin = static_cast<idx_t>(X.fronts.size());
@@ -102,7 +104,11 @@ Status add_task(const TaskGraph& G, idx_t t, FusedTicketOrder how, FusedSubtreeI
     for (idx_t c_ = P.child_ptr[s]; c_ < P.child_ptr[s + 1]; ++c_) {
       const idx_t c = P.child_list[c_];
       FusedChild ch{};
-      ch.ticket = static_cast<std::int32_t>(ticket[c - first]);  // already numbered: a topological order
+      if (ticket[c - first] < 0)  // the kernel would wait on a front it hands out later
+        return Status::error(StatusCode::invalid_argument,
+                             "fused subtree index: the ticket order puts front " + std::to_string(s) +
+                                 " before its child " + std::to_string(c) + " (latency model out of range?)");
+      ch.ticket = static_cast<std::int32_t>(ticket[c - first]);
       ch.mc = static_cast<std::int32_t>(P.cb_order(c));
       ch.cb_off = cb_off[c - first];
       ch.rel_begin = static_cast<std::int64_t>(X.rel.size());
@@ -124,14 +130,20 @@ Status add_task(const TaskGraph& G, idx_t t, FusedTicketOrder how, FusedSubtreeI
 
 }  // namespace
 
-Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out, FusedTicketOrder order) {
+Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out, FusedTicketOrder order,
+                                 const FrontLatencyModel& model) {
+  if (order == FusedTicketOrder::path &&
+      !(std::isfinite(model.per_front) && std::isfinite(model.per_column) && std::isfinite(model.per_update) &&
+        model.per_front >= 0 && model.per_column >= 0 && model.per_update >= 0))
+    return Status::error(StatusCode::invalid_argument,
+                         "fused subtree index: the ticket order's latency model needs finite figures >= 0");
   FusedSubtreeIndex X;
   X.order = order;
   X.task.assign(G.tasks.size(), FusedTaskIndex{});
   for (idx_t t = 0; t < static_cast<idx_t>(G.tasks.size()); ++t) {
     if (G.tasks[t].kind != TaskKind::subtree) continue;
     X.empty = false;
-    Status st = add_task(G, t, order, X);
+    Status st = add_task(G, t, order, model, X);
     if (!st.ok()) return st;
   }
   if (X.fronts.empty()) X.fronts.push_back(FusedFront{});

@@ -28,12 +28,13 @@
 // index. A child is small whenever its parent is, and has a smaller height,
 // so this is a topological order; it exposes all leaves first. Or (measurement
 // knob, FusedTicketOrder::path) within each part by decreasing modelled time
-// from the front's start to the task root's end (front_latency summed up
-// the ancestors: the "bottom level" priority of list scheduling, here the
-// remaining path to the root), then by front index: a child's is its
-// parent's plus its own time, so this is topological too; the fronts of the
-// critical path get the first tickets, instead of waiting behind every
-// lower front for a block. The kernel
+// from the front's start to the end of its tree's root in the task
+// (front_latency summed up the ancestors: the "bottom level" priority of
+// list scheduling, here the remaining path to the root), then by front
+// index: a child's is its parent's plus its own time (> 0), so this is
+// topological too. Each front goes ahead of every front with a shorter
+// remaining path (the longest path's leaf first), instead of behind every
+// front of a lower height. The kernel
 // runs the small part in one launch with many light thread blocks per SM and
 // the rest (the few large fronts near the root) in a second launch with
 // fewer, larger blocks.
@@ -46,6 +47,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/symbolic.hpp"
 #include "plan/task_graph.hpp"
 
 namespace starfront {
@@ -97,7 +99,9 @@ struct FusedTaskIndex {
 
 /// The order in which the kernel hands out a task's fronts within each part
 /// (file header): by height (the default), or by decreasing modelled path to
-/// the task's root (front_latency with the default FrontLatencyModel).
+/// the root (front_latency under build_fused_subtree_index's model). The
+/// order changes no arithmetic: a front adds its children's CBs in the
+/// plan's child order either way.
 enum class FusedTicketOrder { height, path };
 
 /// The fused-subtree index of a task graph. Every array holds at least one
@@ -121,10 +125,15 @@ struct FusedSubtreeIndex {
 };
 
 /// Builds the index of every subtree task of G (G.plan must be set), tickets
-/// in `order`. Errors: invalid_argument when a front order exceeds 32-bit
-/// range (or its square 2^53) or one task holds more than 2^31 - 1 fronts.
+/// in `order` (FusedTicketOrder::path under `model`, whose figures must be
+/// finite and >= 0: a child's path is then at least its parent's, and ties
+/// go to the lower front index, the child). Errors: invalid_argument when a front order
+/// exceeds 32-bit range (or its square 2^53), one task holds more than
+/// 2^31 - 1 fronts, or the path order's model has a figure that is negative
+/// or not finite.
 Status build_fused_subtree_index(const TaskGraph& G, FusedSubtreeIndex& out,
-                                 FusedTicketOrder order = FusedTicketOrder::height);
+                                 FusedTicketOrder order = FusedTicketOrder::height,
+                                 const FrontLatencyModel& model = FrontLatencyModel{});
 
 /// Longest dependency chains of a fused task, in fronts (a front counts
 /// once; a chain runs from a front to an ancestor through parent links).
@@ -155,7 +164,9 @@ constexpr int kFusedTracePoints = 6;
 /// One front of the critical chain of a fused kernel's trace (ns): its
 /// ticket, order m, pivots k, children; from its last child's publication
 /// to the end of its wait: `late_start` (its block took the front's ticket
-/// after that publication: the launch's blocks were all busy), `overrun`
+/// after that publication: the launch's blocks were all busy or, for the
+/// first large front above a small child, the large launch had no
+/// multiprocessor yet, the time `boundary` also counts), `overrun`
 /// (with `early`: its prologue still ran after the publication, or after
 /// the late start), then `lag` (from the later of the publication and the
 /// start of its wait to the wait's end; for the chain's last front, a

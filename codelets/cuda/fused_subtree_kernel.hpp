@@ -37,10 +37,10 @@
 // Each front's prologue (FusedLaunch::early: zeroing, A's entries, |a_jj|
 // and the children's descriptors into shared memory) runs before its block
 // waits for the children: it touches only the front's own memory. Then the
-// wait and the extend-add are one loop: the block adds, in ticket order,
-// every child that is complete before the first one that is not, and waits
-// for that one (so the CBs of the children that finished early are added
-// while the last still runs, in the same order at every run). A front
+// wait and the extend-add are one loop: the block adds, in the plan's child
+// order, every child that is complete before the first one that is not, and
+// waits for that one (so the CBs of the children that finished early are
+// added while the last still runs, in the same order at every run). A front
 // writes its CB, publishes its flag, and only then writes L (which nothing
 // in the launch reads).
 //
@@ -201,7 +201,7 @@ struct FusedLaunch {
   /// blocks resident, so fewer fronts wait for a block: bench/README.md,
   /// session 44's schedule model); another value makes
   /// launch_fused_subtree return cudaErrorInvalidValue (measurement knob:
-  /// STARFRONT_FUSED_SMALL_BLOCKS).
+  /// STARFRONT_FUSED_SMALL_BLOCKS=8; any other setting of it means 6).
   int small_min_blocks = 6;
   /// A __threadfence() (fence.sc.gpu) also before a completion flag's
   /// release store and after the acquire loads of the children's flags

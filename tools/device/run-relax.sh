@@ -543,6 +543,7 @@ if has chain; then
   {
     for round in $(seq 1 "${CHAIN_ROUNDS:-1}"); do
       for gi in ${CHAIN_GRID:-0}; do
+        [[ "$gi" =~ ^[01]$ ]] || { echo "CHAIN_GRID: '$gi' is not 0 or 1 (the power-grid matrices)"; continue; }
         for v in "" ${CHAIN_VARIANTS:-}; do
           pick_binary "$v"
           split_variant "$v2"
