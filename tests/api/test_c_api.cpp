@@ -399,6 +399,49 @@ TEST_F(CApi, CallerArraysAreNotModified) {
   EXPECT_EQ(perm, perm_copy);
 }
 
+/// Entries given in the private order (a lower CSC with sorted rows, or the
+/// same arrays read as an upper CSR; no duplicates), as an interior-point
+/// code often holds them: the solution matches LAPACK; a NaN or an infinity
+/// at the first, a middle or the last entry is refused naming its position,
+/// with no factor left; good values afterwards overwrite every entry.
+TEST_F(CApi, EntriesInThePrivateOrder) {
+  const CscMatrix A = random_spd(300, 0.02, 51);
+  std::vector<int64_t> ptr(A.colptr.begin(), A.colptr.end()), ind(A.rowind.begin(), A.rowind.end());
+  const std::vector<double> b = random_vector(A.n, 52);
+  for (const starfront_format fmt : {STARFRONT_CSC, STARFRONT_CSR}) {
+    SCOPED_TRACE(fmt == STARFRONT_CSC ? "lower CSC" : "upper CSR");
+    starfront_matrix M;
+    starfront_matrix_init(&M);
+    M.n = A.n;
+    M.format = fmt;
+    M.triangle = fmt == STARFRONT_CSC ? STARFRONT_LOWER : STARFRONT_UPPER;
+    M.index_type = STARFRONT_INT64;
+    M.ptr = ptr.data();
+    M.ind = ind.data();
+    M.values = A.values.data();
+    starfront_factor* F = analyse(M);
+    ASSERT_NE(F, nullptr);
+    ASSERT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_OK) << last_error();
+    EXPECT_LT(rel_diff(solve(F, b).data(), dense_solve(A, b, 1).data(), b.size()), 1e-12);
+    const int64_t nnz = static_cast<int64_t>(A.values.size());
+    for (const int64_t p : {nnz / 2, int64_t{0}, nnz - 1}) {
+      std::vector<double> bad = A.values;
+      bad[p] = p == 0 ? -HUGE_VAL : p == nnz - 1 ? HUGE_VAL : std::nan("");
+      EXPECT_FAILS(starfront_refactorize(F, bad.data(), nullptr), STARFRONT_INVALID_ARGUMENT,
+                   "values[" + std::to_string(p) + "]");
+      EXPECT_NE(last_error().find("is not finite"), std::string::npos) << last_error();
+      std::vector<double> x = b;
+      EXPECT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_INVALID_ARGUMENT);  // no factor after a failure
+    }
+    std::vector<double> good = A.values;
+    for (double& v : good) v *= 2.5;
+    ASSERT_EQ(starfront_refactorize(F, good.data(), nullptr), STARFRONT_OK) << last_error();
+    CscMatrix As = A;
+    As.values = good;
+    EXPECT_LT(rel_diff(solve(F, b).data(), dense_solve(As, b, 1).data(), b.size()), 1e-12);
+  }
+}
+
 /// Slot policies through the C API: private holds every CB, dag reuses
 /// without added dependencies, budget-min adds some and reaches less, a
 /// budget below the minimum is refused naming it, bad values are refused;
