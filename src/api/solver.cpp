@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/starpu_executor.hpp"
@@ -15,6 +16,26 @@
 #include "solve/solve.hpp"
 
 namespace starfront {
+namespace {
+
+/// Threads of the refactorisation's ‖A‖∞ pass (symmetric_norm_inf): a
+/// quarter of the cores, 1 to 4 (1 below 8 cores, where the workers need
+/// them); STARFRONT_NORM_THREADS=T (1..64, read once) sets it.
+int norm_threads() {
+  static const int threads = [] {
+    const char* e = std::getenv("STARFRONT_NORM_THREADS");
+    if (e && *e) {
+      char* end = nullptr;
+      const long t = std::strtol(e, &end, 10);
+      if (*end == '\0' && t >= 1 && t <= 64) return static_cast<int>(t);
+    }
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, std::min(4, cores / 4));
+  }();
+  return threads;
+}
+
+}  // namespace
 namespace {
 
 /// STARFRONT_PIN_VALUES=0 leaves A's values pageable (measurement knob).
@@ -182,11 +203,13 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   values_finite_ = true;
   // ‖A‖∞ (for the solve's backward errors) on this thread while the graph
   // runs on the workers, off the refactorisation's critical path: one
-  // scattered pass over A (activsg2000's 154k entries: about 0.5 ms on the
-  // 2-core build machine, against a ~1.5 ms GPU refactorisation).
+  // scattered pass over A (activsg2000's 154k entries: about 0.3 ms on the
+  // 2-core build machine). A fused GPU kernel of the critical-path
+  // analysis takes about as long (0.3 ms on the H200), so on a host with
+  // cores to spare the pass is split over norm_threads() threads.
   double norm = -1.0, abs_sum = 0.0;
   auto norm_pass = [&] {
-    if (norm < 0) norm = symmetric_norm_inf(a_, &abs_sum);
+    if (norm < 0) norm = symmetric_norm_inf(a_, &abs_sum, norm_threads());
   };
   std::function<Status()> check_after;
   if (deferred)

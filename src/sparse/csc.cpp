@@ -4,6 +4,9 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 namespace starfront {
 
@@ -104,13 +107,16 @@ void symmetric_matvec(const CscMatrix& A, const double* x, double* y) {
   }
 }
 
-double symmetric_norm_inf(const CscMatrix& A, double* abs_sum) {
+namespace {
+
+/// Columns [j0, j1) of symmetric_norm_inf's pass: adds each entry's |a_ij|
+/// to rowsum (row i, and row j for i != j) and returns their sum.
+double norm_pass(const CscMatrix& A, idx_t j0, idx_t j1, double* rowsum) {
   // Row i's sum: its entries left of the diagonal (row i of the lower
   // triangle, scattered over the columns j < i) plus column i's entries on
   // and below the diagonal, summed in a register.
-  std::vector<double> rowsum(A.n, 0.0);
   double total = 0.0;
-  for (idx_t j = 0; j < A.n; ++j) {
+  for (idx_t j = j0; j < j1; ++j) {
     double col = 0.0;
     for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p) {
       const idx_t i = A.rowind[p];
@@ -121,9 +127,41 @@ double symmetric_norm_inf(const CscMatrix& A, double* abs_sum) {
     rowsum[j] += col;
     total += col;
   }
-  double m = 0.0;
-  for (double s : rowsum) m = std::max(m, s);
-  if (abs_sum) *abs_sum = total;
+  return total;
+}
+
+}  // namespace
+
+double symmetric_norm_inf(const CscMatrix& A, double* abs_sum) { return symmetric_norm_inf(A, abs_sum, 1); }
+
+double symmetric_norm_inf(const CscMatrix& A, double* abs_sum, int threads) {
+  const idx_t n = A.n, nnz = A.nnz();
+  const int T = static_cast<int>(std::max<idx_t>(1, std::min<idx_t>(threads, n)));
+  // Range t: the columns whose first entry lies in [t·nnz/T, (t+1)·nnz/T).
+  std::vector<idx_t> first(T + 1, n);
+  first[0] = 0;
+  for (int t = 1; t < T; ++t)
+    first[t] = static_cast<idx_t>(std::lower_bound(A.colptr.begin(), A.colptr.end() - 1, nnz / T * t) -
+                                  A.colptr.begin());
+  std::vector<double> rowsum(static_cast<std::size_t>(n) * T, 0.0), total(T, 0.0);
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < T; ++t) {
+    try {
+      helpers.emplace_back([&, t] { total[t] = norm_pass(A, first[t], first[t + 1], rowsum.data() + n * t); });
+    } catch (const std::system_error&) {  // no thread: this one sums the range
+      total[t] = norm_pass(A, first[t], first[t + 1], rowsum.data() + n * t);
+    }
+  }
+  total[0] = norm_pass(A, first[0], first[1], rowsum.data());
+  for (std::thread& h : helpers) h.join();
+  double m = 0.0, sum = 0.0;
+  for (idx_t i = 0; i < n; ++i) {
+    double r = rowsum[i];
+    for (int t = 1; t < T; ++t) r += rowsum[i + n * t];
+    m = std::max(m, r);
+  }
+  for (int t = 0; t < T; ++t) sum += total[t];
+  if (abs_sum) *abs_sum = sum;
   return m;
 }
 

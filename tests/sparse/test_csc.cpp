@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "common/random_matrices.hpp"
+#include "io/matrix_market.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace starfront {
@@ -191,6 +193,42 @@ TEST(CscKernels, NormWithMissingDiagonalsAndAbsSum) {
       B.values[B.values.size() / 2] = bad;
       (void)symmetric_norm_inf(B, &sum);
       EXPECT_FALSE(std::isfinite(sum)) << "n " << n << " value " << bad;
+    }
+  }
+}
+
+/// symmetric_norm_inf over several threads: the one-thread figures to
+/// rounding for 2 to 7 threads (more threads than columns too), the same
+/// result at every call, bitwise the one-argument pass with one thread, and
+/// a NaN or infinite value still makes abs_sum non-finite; on
+/// activsg2000_hykkt_10 as well.
+TEST(CscKernels, NormOverSeveralThreadsMatchesOne) {
+  std::mt19937_64 rng(44);
+  std::vector<CscMatrix> mats;
+  for (idx_t n : {1, 3, 17, 60, 400}) mats.push_back(random_csc(n, rng));
+  CscMatrix real;
+  const Status rd = read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", real);
+  ASSERT_TRUE(rd.ok()) << rd.message;
+  mats.push_back(real);
+  for (const CscMatrix& A : mats) {
+    double s1 = -1, s1b = -1;
+    const double n1 = symmetric_norm_inf(A, &s1);
+    EXPECT_EQ(symmetric_norm_inf(A, &s1b, 1), n1);
+    EXPECT_EQ(s1b, s1);
+    for (int T : {2, 3, 4, 7}) {
+      double sT = -1, sT2 = -1;
+      const double nT = symmetric_norm_inf(A, &sT, T);
+      EXPECT_NEAR(nT, n1, 1e-14 * n1) << "n " << A.n << " threads " << T;
+      EXPECT_NEAR(sT, s1, 1e-14 * s1) << "n " << A.n << " threads " << T;
+      EXPECT_EQ(symmetric_norm_inf(A, &sT2, T), nT);  // deterministic
+      EXPECT_EQ(sT2, sT);
+    }
+    for (double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+      CscMatrix B = A;
+      B.values[B.values.size() - 1] = bad;  // in the last range
+      double sum = 0;
+      (void)symmetric_norm_inf(B, &sum, 3);
+      EXPECT_FALSE(std::isfinite(sum)) << "n " << A.n;
     }
   }
 }
