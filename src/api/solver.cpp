@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 #include "runtime/sequential/sequential_executor.hpp"
 #include "runtime/starpu/starpu_executor.hpp"
@@ -18,9 +17,10 @@
 namespace starfront {
 namespace {
 
-/// Threads of the refactorisation's ‖A‖∞ pass (symmetric_norm_inf): a
-/// quarter of the cores, 1 to 4 (1 below 8 cores, where the workers need
-/// them); STARFRONT_NORM_THREADS=T (1..64, read once) sets it.
+/// Threads of the refactorisation's ‖A‖∞ pass (symmetric_norm_inf): 1 by
+/// default; STARFRONT_NORM_THREADS=T (1..64, read once; measurement knob:
+/// more threads were no faster on the 2-core build machine and are not yet
+/// measured on a many-core GPU host, bench/README.md, session 44).
 int norm_threads() {
   static const int threads = [] {
     const char* e = std::getenv("STARFRONT_NORM_THREADS");
@@ -29,8 +29,7 @@ int norm_threads() {
       const long t = std::strtol(e, &end, 10);
       if (*end == '\0' && t >= 1 && t <= 64) return static_cast<int>(t);
     }
-    const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, std::min(4, cores / 4));
+    return 1;
   }();
   return threads;
 }
@@ -205,8 +204,8 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // runs on the workers, off the refactorisation's critical path: one
   // scattered pass over A (activsg2000's 154k entries: about 0.3 ms on the
   // 2-core build machine). A fused GPU kernel of the critical-path
-  // analysis takes about as long (0.3 ms on the H200), so on a host with
-  // cores to spare the pass is split over norm_threads() threads.
+  // analysis takes about as long (0.3 ms on the H200), so the pass can be
+  // split over norm_threads() threads (STARFRONT_NORM_THREADS).
   double norm = -1.0, abs_sum = 0.0;
   auto norm_pass = [&] {
     if (norm < 0) norm = symmetric_norm_inf(a_, &abs_sum, norm_threads());
