@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/symbolic.hpp"
 #include "cpu/blas.hpp"
 #include "io/matrix_market.hpp"
 #include "solve/solve.hpp"
@@ -79,6 +80,15 @@ inline bool parse_list(const char* text, std::size_t n, double* out) {
     if (i + 1 < n && *p++ != ',') return false;
   }
   return *p == '\0';
+}
+
+/// Parses "a,b,c" (µs a front, µs a column, ns per k(m−k) entry; each
+/// finite and >= 0) into a front latency model; false otherwise.
+inline bool parse_model(const char* text, FrontLatencyModel& m) {
+  double v[3];
+  if (!parse_list(text, 3, v)) return false;
+  m = {v[0] * 1e-6, v[1] * 1e-6, v[2] * 1e-9};
+  return true;
 }
 
 /// Loads INPUT: a Matrix Market file, or lap3d:N[:7|27] / lap2d:N / dense:N

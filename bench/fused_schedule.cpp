@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
-    double v[3];
+    double v[2];
     if ((arg == "--sms" || arg == "--per-sm") && a + 1 < argc) {
       long long x = 0;
       if (!parse_count(argv[++a], 1, 100000, x)) {
@@ -167,11 +167,10 @@ int main(int argc, char** argv) {
       }
       M.prologue_small = v[0] * 1e-6, M.prologue_large = v[1] * 1e-6;
     } else if (arg == "--model" && a + 1 < argc) {
-      if (!parse_list(argv[++a], 3, v)) {
+      if (!parse_model(argv[++a], M.model)) {
         std::fprintf(stderr, "fused_schedule: --model wants A,B,C (>= 0), got '%s'\n%s", argv[a], kUsage);
         return 2;
       }
-      M.model = FrontLatencyModel{v[0] * 1e-6, v[1] * 1e-6, v[2] * 1e-9};
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "fused_schedule: unknown option '%s'\n%s", arg.c_str(), kUsage);
       return 2;

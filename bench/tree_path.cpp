@@ -183,14 +183,6 @@ int fit_mode(const std::vector<std::string>& files) {
   return 0;
 }
 
-// Parses "a,b,c" (us, us a column, ns per k(m-k) entry), each finite >= 0.
-bool parse_model(const char* text, FrontLatencyModel& m) {
-  double v[3];
-  if (!parse_list(text, 3, v)) return false;
-  m = {v[0] * 1e-6, v[1] * 1e-6, v[2] * 1e-9};
-  return true;
-}
-
 constexpr const char* kUsage =
     "usage: tree_path [--max-front F] [--model A,B,C] INPUT...\n"
     "       tree_path --fit CHAIN.txt...\n"

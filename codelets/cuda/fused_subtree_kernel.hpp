@@ -198,8 +198,9 @@ struct FusedLaunch {
   /// The small launch's blocks per multiprocessor the compiler is asked to
   /// fit (__launch_bounds__' minimum): 6 (default: 80 registers a thread,
   /// six blocks resident) or 8 (at most 64 registers, more spilled; eight
-  /// blocks resident, so fewer fronts wait for a block: bench/README.md,
-  /// session 44's schedule model); another value makes
+  /// blocks resident, so fewer fronts wait for a block, as session 44's
+  /// schedule model predicted; on the H200 the GPU time did not move:
+  /// bench/README.md); another value makes
   /// launch_fused_subtree return cudaErrorInvalidValue (measurement knob:
   /// STARFRONT_FUSED_SMALL_BLOCKS=8; any other setting of it means 6).
   int small_min_blocks = 6;
