@@ -18,7 +18,7 @@
 //                  [--max-subtree-front F] [--fronts-on-gpu-only] [--private-slots]
 //                  [--watchdog S] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
 //                  [--relax-marginal X] [--relax-zeros-cap C] [--relax-path] [--max-front F]
-//                  [--ordering O] [--fused] [--values-buffer] INPUT...
+//                  [--ordering O] [--no-latency-rule] [--fused] [--values-buffer] INPUT...
 //   --sched S: StarPU policy of the GPU run (default auto: prio with one GPU,
 //   dmda with several; see resolve_scheduler; dmda until session 36).
 //   --tiles-on-gpu-only: tile tasks never run on CPU workers in the GPU run
@@ -42,6 +42,12 @@
 //   `starfront solve` (scotch-path: the Scotch ordering with the shorter
 //   modelled critical path, OrderingChoice::critical_path). --fused prints
 //   each input's modelled critical path on stderr.
+//   --fused applies the GPU graph's latency rule (AnalysisOptions::
+//   latency_rule_front = 232, the C API's default STARFRONT_AMALGAMATE_AUTO
+//   on the GPU graph) unless --relax-path or --max-front chooses the
+//   amalgamation or --no-latency-rule turns it off; the table's analysis
+//   column names the ordering and amalgamation that ran ("(rule)": chosen
+//   by the rule).
 //   --fronts-on-gpu-only: subtree and front tasks never run on CPU workers
 //   (RuntimeOptions::fronts_on_cuda_only). A second table gives the graph's
 //   tasks per kind and how many of each ran on the GPU per factorisation.
@@ -343,6 +349,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                const std::vector<int>& cholmod_threads, const AnalysisOptions& ao, bool values_buffer) {
   struct Row {
     std::string name;
+    std::string analysis;  ///< the amalgamation that ran, and whether the latency rule chose it
     idx_t n = 0, fronts = 0, fused_fronts = 0, max_front = 0;
     double t_fill = 0;  ///< --values-buffer: median of the copy into the buffer, s
     double flops = 0, t_fact = 0, t_full = 0, t_exec = 0, t_kernel = 0, t_small = 0, t_large = 0, t_solve = 0, t_chol = 0, t_sp = 0, berr = 0,
@@ -382,6 +389,12 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
                    static_cast<long long>(sym.critical_path_fronts),
                    static_cast<long long>(sym.critical_path_columns));
     }
+    {
+      const SymbolicFactor& sym = solver.symbolic();
+      r.analysis = std::string(ordering_method_name(sym.ordering_used)) + ", " +
+                   (!sym.amalgamated ? "none" : sym.critical_path_amalgamation ? "critical-path" : "relaxed") +
+                   (sym.latency_rule.applied ? " (rule)" : "");
+    }
     r.n = A.n;
     r.flops = solver.symbolic().flops_exact;
     r.fronts = gs.fronts;
@@ -391,7 +404,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
     FactorOptions fo;
     fo.refine_steps = 2;
     std::vector<double> tf, te, tfill;
-    std::vector<std::array<double, 6>> tph;
+    std::vector<std::array<double, 7>> tph;
     const long long l0 = cuda_fused_kernel_launches();
     const double k0 = cuda_fused_kernel_seconds();
     double k1 = k0, p0 = 0, p1 = 0;
@@ -424,7 +437,7 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       tfill.push_back(fill);
       te.push_back(solver.stats().factor.seconds);
       const FactorPhases& q = solver.stats().factor.phases;
-      tph.push_back({q.check, q.setup, q.submit, q.execute, q.writeback, q.finish});
+      tph.push_back({q.check, q.setup, q.submit, q.execute, q.writeback, q.finish, q.overlapped});
     }
     r.t_fact = median(tf);
     r.t_fill = median(tfill);
@@ -443,13 +456,20 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
       r.t_full = median(tfull);
     }
     {
-      std::array<double, 6> med{};
-      for (int i = 0; i < 6; ++i) {
+      std::array<double, 7> med{};
+      for (int i = 0; i < 7; ++i) {
         std::vector<double> v;
         for (const auto& x : tph) v.push_back(x[static_cast<std::size_t>(i)]);
         med[static_cast<std::size_t>(i)] = median(v);
       }
-      r.ph = FactorPhases{med[0], med[1], med[2], med[3], med[4], med[5]};
+      r.ph = FactorPhases{};
+      r.ph.check = med[0];
+      r.ph.setup = med[1];
+      r.ph.submit = med[2];
+      r.ph.execute = med[3];
+      r.ph.writeback = med[4];
+      r.ph.finish = med[5];
+      r.ph.overlapped = med[6];
     }
     r.t_kernel = (cuda_fused_kernel_seconds() - k1) / (repeat + std::min(repeat, 10));
     r.t_small = (cuda_fused_kernel_part_seconds(0) - p0) / (repeat + std::min(repeat, 10));
@@ -502,26 +522,28 @@ int fused_mode(const std::vector<std::string>& names, int repeat, int ncpu, bool
   std::printf("\ngpu_bench --fused: GPU graph (gpu_graph_options(%d): subtrees up to front order 232, one kernel "
               "each, on the GPU only), 1 GPU + %d CPU workers (dmda); medians of %d after a warm-up\n\n",
               ncpu, ncpu - 1, repeat);
-  std::printf("| matrix | n | flops | fronts (fused) | max front | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | CHOLMOD solve + berr s | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | n | flops | fronts (fused) | max front | analysis | tasks/fact | subtree kernels/fact | refactorize() s | factorize() s | executor s | fused tasks s | GPU small / large part s | solve s | CHOLMOD s (threads) | CHOLMOD/GPU | CHOLMOD solve + berr s | csrchol s | csrchol/GPU | berr (refine steps) | berr CHOLMOD |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld (%lld) | %lld | %s | %lld | %lld | %.6f | %.6f | %.6f | %.6f | %.6f / %.6f | %.6f | %.6f (%d) | %.1f | %.6f | %.6f | %.1f | %.1e (%d) | %.1e |\n",
                 r.name.c_str(), static_cast<long long>(r.n), r.flops, static_cast<long long>(r.fronts),
-                static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.tasks, r.launches,
+                static_cast<long long>(r.fused_fronts), static_cast<long long>(r.max_front), r.analysis.c_str(),
+                r.tasks, r.launches,
                 r.t_fact, r.t_full, r.t_exec, r.t_kernel, r.t_small, r.t_large, r.t_solve, r.t_chol, r.chol_threads, r.t_chol / r.t_fact,
                 r.t_chol_solve, r.t_sp, r.t_sp / r.t_fact, r.berr, r.refine, r.berr_chol);
   std::printf("\nWhere refactorize() goes (FactorStats::phases, medians in ms; check: the values copied in and "
               "checked (--values-buffer: checked only); execute includes the fused tasks, whose GPU parts are the "
-              "small / large columns above; buffer fill: --values-buffer's copy into the buffer, before and outside "
+              "small / large columns above; norm pass: the ‖A‖∞ pass run on the calling thread while the graph "
+              "runs (part of execute); buffer fill: --values-buffer's copy into the buffer, before and outside "
               "refactorize())\n\n");
-  std::printf("| matrix | refactorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks | buffer fill |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | refactorize() ms | check | setup | submit | execute | writeback | finish | execute - fused tasks | norm pass | buffer fill |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     char fill[32] = "-";
     if (values_buffer) std::snprintf(fill, sizeof fill, "%.3f", 1e3 * r.t_fill);
-    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", r.name.c_str(), 1e3 * r.t_fact,
-                1e3 * r.ph.check, 1e3 * r.ph.setup, 1e3 * r.ph.submit, 1e3 * r.ph.execute, 1e3 * r.ph.writeback,
-                1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel), fill);
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", r.name.c_str(),
+                1e3 * r.t_fact, 1e3 * r.ph.check, 1e3 * r.ph.setup, 1e3 * r.ph.submit, 1e3 * r.ph.execute,
+                1e3 * r.ph.writeback, 1e3 * r.ph.finish, 1e3 * (r.ph.execute - r.t_kernel), 1e3 * r.ph.overlapped, fill);
   }
   return 0;
 }
@@ -539,7 +561,7 @@ int main(int argc, char** argv) {
   }
   int repeat = 3, ncpu = static_cast<int>(std::thread::hardware_concurrency()), ncuda = 1;
   bool sp = true, cholmod = true, cpu = true, cuda_only = false, fused = false, gpu_graph = false,
-       fronts_only = false, private_slots = false, values_buffer = false;
+       fronts_only = false, private_slots = false, values_buffer = false, latency_rule = true;
   idx_t tile_size = 0, tile_threshold = 0;  // 0: the graph's default
   idx_t max_subtree_front = kGpuGraphSubtreeFront;
   AnalysisOptions ao;
@@ -578,6 +600,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) ao.relax_marginal = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
     else if (!std::strcmp(argv[a], "--relax-path")) ao.relax_critical_path = true;
+    else if (!std::strcmp(argv[a], "--no-latency-rule")) latency_rule = false;
     else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) {
       long long v = 0;
       if (!parse_count(argv[++a], 0, 1000000000, v)) {
@@ -615,6 +638,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_bench: --values-buffer needs --fused\n");
     return 2;
   }
+  // The GPU graph's latency rule, as the library applies it (the C API's
+  // STARFRONT_AMALGAMATE_AUTO), unless the amalgamation was chosen here.
+  if (fused && latency_rule && ao.amalgamate && !ao.relax_critical_path && ao.relax_max_front == 0)
+    ao.latency_rule_front = kGpuFusedFront;
   if (fused) return fused_mode(names, repeat, ncpu, sp, cholmod, cholmod_threads, ao, values_buffer);
   std::vector<Input> inputs(names.size());
   GraphOptions cpu_go = go;  // the CPU-only run's graph when the GPU graph is measured

@@ -230,7 +230,8 @@ typedef enum starfront_ordering {
 /** Values of starfront_analysis_options.amalgamate. */
 typedef enum starfront_amalgamation {
   STARFRONT_AMALGAMATE_NONE = 0,    /**< fundamental supernodes only */
-  STARFRONT_AMALGAMATE_RELAXED = 1, /**< relaxed amalgamation (default): merges that add few explicit zeros */
+  STARFRONT_AMALGAMATE_RELAXED = 1, /**< relaxed amalgamation: merges that add few explicit zeros (the
+                                         default's choice except on the GPU graph: STARFRONT_AMALGAMATE_AUTO) */
   /** Merges chosen for the assembly tree's modelled critical path (the
    *  latency model of STARFRONT_ORDERING_SCOTCH_PATH), in two passes (each
    *  parent takes the prefix of its children, longest path first, that
@@ -243,7 +244,21 @@ typedef enum starfront_amalgamation {
    *  than RELAXED's on matrices whose merges exceed the cap). Fewer merges:
    *  more fronts, usually fewer flops for a given ordering. For the same
    *  matrices as STARFRONT_ORDERING_SCOTCH_PATH. */
-  STARFRONT_AMALGAMATE_CRITICAL_PATH = 2
+  STARFRONT_AMALGAMATE_CRITICAL_PATH = 2,
+  /** The default (starfront_analysis_options_init): RELAXED, except on the
+   *  GPU graph (a runtime with CUDA workers, not under MPI), where the
+   *  latency rule may choose CRITICAL_PATH instead. The rule builds the
+   *  critical-path analysis too (with STARFRONT_ORDERING_AUTO, ordered as
+   *  STARFRONT_ORDERING_SCOTCH_PATH; other orderings are kept) and keeps
+   *  it when every front of its tree has order <= 232 (the whole
+   *  factorisation is then one fused GPU kernel, whose time is the tree's
+   *  modelled critical path) and that path is shorter than the relaxed
+   *  analysis's, or the relaxed analysis has a front above 232. On
+   *  power-grid KKT matrices it halves the factorisation on an H200;
+   *  meshes keep RELAXED (their largest column count is above 232, which
+   *  one extra pass over the column counts finds). starfront_analysis_used
+   *  says what was chosen. */
+  STARFRONT_AMALGAMATE_AUTO = 3
 } starfront_amalgamation;
 
 /** How contribution blocks share memory ("slots", planned at analysis over
@@ -262,8 +277,8 @@ typedef struct starfront_analysis_options {
    *  base; user_perm[k] = the row/column eliminated k-th (a permutation,
    *  checked). The analysis then only postorders within it. Otherwise ignored. */
   const void* user_perm;
-  int amalgamate; /**< a starfront_amalgamation: STARFRONT_AMALGAMATE_RELAXED (1, default), _NONE (0)
-                       or _CRITICAL_PATH (2) */
+  int amalgamate; /**< a starfront_amalgamation: STARFRONT_AMALGAMATE_AUTO (3, default), _RELAXED (1),
+                       _NONE (0) or _CRITICAL_PATH (2) */
   starfront_slot_policy slot_policy; /**< default STARFRONT_SLOTS_DAG */
   /** STARFRONT_SLOTS_BUDGET: bytes all contribution-block slots may hold
    *  together (>= 0); a budget below the planner's minimum makes
@@ -459,6 +474,14 @@ typedef struct starfront_stats {
 
 /** Errors: INVALID_ARGUMENT (F or out NULL). */
 starfront_status starfront_get_stats(const starfront_factor* F, starfront_stats* out);
+
+/** The analysis F was built with: *ordering the one that ran
+ *  (STARFRONT_ORDERING_SCOTCH_ND or _SCOTCH_AMD when AUTO or SCOTCH_PATH
+ *  picked one, else the requested _NATURAL or _USER) and *amalgamation
+ *  the one that ran (_NONE, _RELAXED or _CRITICAL_PATH; AUTO's choice).
+ *  Either pointer may be NULL. Errors: INVALID_ARGUMENT (F NULL). */
+starfront_status starfront_analysis_used(const starfront_factor* F, starfront_ordering* ordering,
+                                         starfront_amalgamation* amalgamation);
 
 /** Frees F (NULL: no-op). Always returns STARFRONT_OK. */
 starfront_status starfront_factor_free(starfront_factor* F);

@@ -173,6 +173,16 @@ struct AnalysisOptions {
   /// above order 232). Last, so that positional initialisers written before
   /// it keep their meaning.
   bool critical_path_amalgamation = false;
+  /// With amalgamate and not critical_path_amalgamation: STARFRONT_AMALGAMATE_AUTO
+  /// (the default: on the GPU graph the latency rule may choose the
+  /// critical-path analysis); false: STARFRONT_AMALGAMATE_RELAXED always.
+  bool latency_rule = true;
+};
+
+/// The analysis a Factor was built with (starfront_analysis_used).
+struct AnalysisUsed {
+  starfront_ordering ordering = STARFRONT_ORDERING_SCOTCH_ND;  ///< SCOTCH_ND, SCOTCH_AMD, NATURAL or USER
+  starfront_amalgamation amalgamation = STARFRONT_AMALGAMATE_RELAXED;  ///< NONE, RELAXED or CRITICAL_PATH
 };
 
 /// Positive, negative and zero eigenvalue counts (starfront_inertia).
@@ -217,6 +227,7 @@ class Factor {
     c.user_perm = o.user_perm;
     c.amalgamate = !o.amalgamate                   ? STARFRONT_AMALGAMATE_NONE
                    : o.critical_path_amalgamation ? STARFRONT_AMALGAMATE_CRITICAL_PATH
+                   : o.latency_rule               ? STARFRONT_AMALGAMATE_AUTO
                                                   : STARFRONT_AMALGAMATE_RELAXED;
     c.slot_policy = o.slot_policy;
     c.cb_budget_bytes = o.cb_budget_bytes;
@@ -275,6 +286,12 @@ class Factor {
     starfront_stats s;
     detail::check(starfront_get_stats(f_, &s));
     return s;
+  }
+  /// The ordering and amalgamation that ran (starfront_analysis_used).
+  AnalysisUsed analysis_used() const {
+    AnalysisUsed u;
+    detail::check(starfront_analysis_used(f_, &u.ordering, &u.amalgamation));
+    return u;
   }
   starfront_memory memory() const {
     starfront_memory m;

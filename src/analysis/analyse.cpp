@@ -1,5 +1,6 @@
 #include "analysis/analyse.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <new>
@@ -20,15 +21,27 @@
 namespace starfront {
 namespace {
 
-// Flops of the exact factor of P A Pᵀ (Σ colcount², see counts.hpp).
-double ordering_flops(const CscMatrix& A, const std::vector<idx_t>& perm) {
+// Column counts of the exact factor of P A Pᵀ, summarised: flops
+// (Σ colcount², see counts.hpp) and the largest count (the largest front
+// of the fundamental supernodes: no amalgamation makes a front smaller).
+struct OrderingCounts {
+  double flops = 0.0;
+  idx_t max_count = 0;
+};
+
+OrderingCounts ordering_counts(const CscMatrix& A, const std::vector<idx_t>& perm) {
   const CscMatrix C = permute_symmetric(A, perm);
   const std::vector<idx_t> tree = elimination_tree(C);
   const std::vector<idx_t> counts = column_counts(C, tree, postorder(tree));
-  double fl = 0.0;
-  for (idx_t c : counts) fl += static_cast<double>(c) * static_cast<double>(c);
-  return fl;
+  OrderingCounts oc;
+  for (idx_t c : counts) {
+    oc.flops += static_cast<double>(c) * static_cast<double>(c);
+    oc.max_count = std::max(oc.max_count, c);
+  }
+  return oc;
 }
+
+double ordering_flops(const CscMatrix& A, const std::vector<idx_t>& perm) { return ordering_counts(A, perm).flops; }
 
 // Both of Scotch's orderings: nested dissection and minimum degree.
 Status scotch_both(const CscMatrix& A, std::vector<idx_t>& nd, std::vector<idx_t>& md) {
@@ -103,6 +116,9 @@ void symbolic_from_ordering(const CscMatrix& A, const AnalysisOptions& opts,
     perm = compose_permutations(perm, am.order);
     part = std::move(am.super);
   }
+  sf.amalgamated = opts.amalgamate;
+  sf.critical_path_amalgamation = opts.amalgamate && opts.relax_critical_path;
+  sf.amalgamation_max_front = opts.amalgamate ? opts.relax_max_front : 0;
   sf.perm = std::move(perm);
   sf.iperm = invert_permutation(sf.perm);
   sf.nsuper = part.nsuper();
@@ -119,27 +135,101 @@ void symbolic_from_ordering(const CscMatrix& A, const AnalysisOptions& opts,
   out = std::move(sf);
 }
 
-Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
-  if (opts.ordering == OrderingMethod::scotch &&
-      opts.ordering_choice == OrderingChoice::critical_path) {
-    // Both orderings through the whole analysis: the path is the final tree's.
-    std::vector<idx_t> nd, md;
-    if (Status st = scotch_both(A, nd, md); !st.ok()) return st;
-    SymbolicFactor a, b;
-    symbolic_from_ordering(A, opts, std::move(nd), a);
-    symbolic_from_ordering(A, opts, std::move(md), b);
-    a.ordering_used = OrderingMethod::scotch_nd;
-    b.ordering_used = OrderingMethod::scotch_amd;
-    const bool md_wins = b.critical_path_s < a.critical_path_s ||
-                         (b.critical_path_s == a.critical_path_s && b.flops_exact < a.flops_exact);
-    out = md_wins ? std::move(b) : std::move(a);
-    return Status::success();
+// The analysis of the shorter modelled critical path among the given
+// orderings (ties: fewer flops of the exact factor; then the first).
+// Each runs the whole analysis: the path is the final tree's.
+void shortest_path_analysis(const CscMatrix& A, const AnalysisOptions& opts,
+                            std::vector<std::pair<std::vector<idx_t>, OrderingMethod>> orderings,
+                            SymbolicFactor& out) {
+  bool have = false;
+  for (auto& [perm, method] : orderings) {
+    SymbolicFactor a;
+    symbolic_from_ordering(A, opts, std::move(perm), a);
+    a.ordering_used = method;
+    if (!have || a.critical_path_s < out.critical_path_s ||
+        (a.critical_path_s == out.critical_path_s && a.flops_exact < out.flops_exact))
+      out = std::move(a);
+    have = true;
   }
-  std::vector<idx_t> perm;
+}
+
+// The analysis the options ask for, without the latency rule, from the
+// orderings already computed: both of Scotch's (nd, md) when `both`
+// (OrderingMethod::scotch), else `perm` (method `used`: for scotch, the
+// one its flops choice took).
+// counts: nd's and md's when the caller has them (else computed here).
+void flops_analysis(const CscMatrix& A, const AnalysisOptions& opts, bool both, const std::vector<idx_t>& nd,
+                    const std::vector<idx_t>& md, const std::vector<idx_t>& perm, OrderingMethod used,
+                    SymbolicFactor& out, const OrderingCounts* counts = nullptr) {
+  if (!both) {
+    symbolic_from_ordering(A, opts, perm, out);
+    out.ordering_used = used;
+    return;
+  }
+  if (opts.ordering_choice == OrderingChoice::critical_path) {
+    shortest_path_analysis(A, opts, {{nd, OrderingMethod::scotch_nd}, {md, OrderingMethod::scotch_amd}}, out);
+    return;
+  }
+  const bool md_wins = counts ? counts[1].flops < counts[0].flops : ordering_flops(A, md) < ordering_flops(A, nd);
+  symbolic_from_ordering(A, opts, md_wins ? md : nd, out);
+  out.ordering_used = md_wins ? OrderingMethod::scotch_amd : OrderingMethod::scotch_nd;
+}
+
+// AnalysisOptions::latency_rule_front: the flops analysis, the critical-path
+// analysis of the orderings whose column counts fit the limit, and the
+// choice between them (symbolic.hpp).
+void latency_rule_analysis(const CscMatrix& A, const AnalysisOptions& opts, const std::vector<idx_t>& nd,
+                           const std::vector<idx_t>& md, const std::vector<idx_t>& perm, OrderingMethod used,
+                           SymbolicFactor& out) {
+  const idx_t F = opts.latency_rule_front;
+  const bool scotch = opts.ordering == OrderingMethod::scotch;
+  OrderingCounts counts[2];  // nd, md; or perm's in counts[0]
+  counts[0] = ordering_counts(A, scotch ? nd : perm);
+  if (scotch) counts[1] = ordering_counts(A, md);
+  SymbolicFactor flops;
+  flops_analysis(A, opts, scotch, nd, md, perm, used, flops, counts);
+  LatencyRuleReport rep;
+  rep.applied = true;
+  rep.front_limit = F;
+  rep.flops_path_s = flops.critical_path_s;
+  rep.flops_max_front = flops.max_front;
+  std::vector<std::pair<std::vector<idx_t>, OrderingMethod>> fit;
+  if (scotch) {
+    if (counts[0].max_count <= F) fit.emplace_back(nd, OrderingMethod::scotch_nd);
+    if (counts[1].max_count <= F) fit.emplace_back(md, OrderingMethod::scotch_amd);
+  } else if (counts[0].max_count <= F) {
+    fit.emplace_back(perm, used);
+  }
+  SymbolicFactor path;
+  if (!fit.empty()) {
+    AnalysisOptions po = opts;
+    po.ordering_choice = OrderingChoice::critical_path;
+    po.relax_critical_path = true;
+    po.relax_max_front = F;
+    shortest_path_analysis(A, po, std::move(fit), path);
+    rep.path_path_s = path.critical_path_s;
+    rep.path_max_front = path.max_front;
+  }
+  rep.critical_path_chosen = rep.path_max_front >= 0 && rep.path_max_front <= F &&
+                             (flops.max_front > F || path.critical_path_s < flops.critical_path_s);
+  out = rep.critical_path_chosen ? std::move(path) : std::move(flops);
+  out.latency_rule = rep;
+}
+
+Status analyse_checked(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
+  std::vector<idx_t> nd, md, perm;
   OrderingMethod used = opts.ordering;
-  if (Status st = initial_ordering(A, opts, perm, used); !st.ok()) return st;
-  symbolic_from_ordering(A, opts, std::move(perm), out);
-  out.ordering_used = used;
+  const bool both = opts.ordering == OrderingMethod::scotch &&
+                    (opts.ordering_choice == OrderingChoice::critical_path || opts.latency_rule_front > 0);
+  if (both) {
+    if (Status st = scotch_both(A, nd, md); !st.ok()) return st;
+  } else if (Status st = initial_ordering(A, opts, perm, used); !st.ok()) {
+    return st;
+  }
+  if (opts.latency_rule_front > 0)
+    latency_rule_analysis(A, opts, nd, md, perm, used, out);
+  else
+    flops_analysis(A, opts, both, nd, md, perm, used, out);
   return Status::success();
 }
 
@@ -156,6 +246,15 @@ Status check_path_options(const AnalysisOptions& opts) {
                                                               " = " + buf +
                                                               ": expected a finite number >= 0 (seconds)");
     }
+  if (opts.latency_rule_front < 0)
+    return Status::error(StatusCode::invalid_argument,
+                         "AnalysisOptions::latency_rule_front = " + std::to_string(opts.latency_rule_front) +
+                             ": expected 0 (off) or a front order >= 1");
+  if (opts.latency_rule_front > 0 && (!opts.amalgamate || opts.relax_critical_path || opts.relax_max_front != 0))
+    return Status::error(StatusCode::invalid_argument,
+                         "AnalysisOptions::latency_rule_front = " + std::to_string(opts.latency_rule_front) +
+                             " chooses the amalgamation itself: it needs the default one (amalgamate, "
+                             "relax_critical_path off, relax_max_front 0)");
   if (opts.relax_max_front < 0)
     return Status::error(StatusCode::invalid_argument,
                          "AnalysisOptions::relax_max_front = " + std::to_string(opts.relax_max_front) +

@@ -80,6 +80,36 @@ struct AnalysisOptions {
   /// Front latency model for relax_critical_path, OrderingChoice::critical_path
   /// and SymbolicFactor::critical_path_s.
   FrontLatencyModel latency;
+  /// The latency rule (starfront's, for the GPU graph; 0: off). With a
+  /// front order F > 0, the analysis the options above ask for (the "flops
+  /// analysis") is compared with the critical-path analysis of the same
+  /// ordering method: OrderingMethod::scotch picks by critical path
+  /// (OrderingChoice::critical_path), relax_critical_path is on and
+  /// relax_max_front = F. That one is kept when every front of its tree has
+  /// order <= F (on the GPU graph with F = kGpuFusedFront the whole
+  /// factorisation is then one fused kernel, whose time is the tree's
+  /// critical path) and either its modelled critical path is shorter or
+  /// the flops analysis has a front above F. Orderings whose largest
+  /// column count exceeds F are not tried (no capped amalgamation can fit
+  /// them), so meshes pay one extra column-count pass at most. Needs the
+  /// default amalgamation (amalgamate, no relax_critical_path, no
+  /// relax_max_front): invalid_argument otherwise. SymbolicFactor::
+  /// latency_rule reports the choice.
+  idx_t latency_rule_front = 0;
+};
+
+/// What the latency rule (AnalysisOptions::latency_rule_front) saw and chose.
+struct LatencyRuleReport {
+  bool applied = false;               ///< the rule ran (latency_rule_front > 0)
+  bool critical_path_chosen = false;  ///< the critical-path analysis was kept
+  idx_t front_limit = 0;              ///< latency_rule_front
+  double flops_path_s = 0.0;          ///< the flops analysis's modelled critical path, seconds
+  idx_t flops_max_front = 0;          ///< the flops analysis's largest front
+  /// The critical-path analysis's modelled critical path (seconds) and
+  /// largest front; -1 when no ordering's column counts fit the limit (it
+  /// was not built).
+  double path_path_s = -1.0;
+  idx_t path_max_front = -1;
 };
 
 /// Supernodal symbolic factorisation of P A Pᵀ = L Lᵀ.
@@ -121,6 +151,12 @@ struct SymbolicFactor {
   /// The ordering the analysis used: scotch_nd or scotch_amd when
   /// OrderingMethod::scotch picked one, else the requested method.
   OrderingMethod ordering_used = OrderingMethod::natural;
+  /// The amalgamation used: relax_critical_path (with the front cap
+  /// relax_max_front, 0: none) or the relaxed rule; none when !amalgamate.
+  bool amalgamated = false;
+  bool critical_path_amalgamation = false;
+  idx_t amalgamation_max_front = 0;
+  LatencyRuleReport latency_rule;  ///< AnalysisOptions::latency_rule_front's outcome
 
   idx_t ncols(idx_t s) const { return super_start[s + 1] - super_start[s]; }
   idx_t front_order(idx_t s) const { return front_ptr[s + 1] - front_ptr[s]; }
@@ -140,7 +176,8 @@ const char* ordering_method_name(OrderingMethod m);
 /// ordering, elimination tree, postorder, column counts, fundamental
 /// supernodes, relaxed amalgamation, front structures and counts.
 /// Errors: invalid_argument (A malformed, user_perm not a bijection, a
-/// latency figure negative or not finite, relax_max_front < 0),
+/// latency figure negative or not finite, relax_max_front < 0,
+/// latency_rule_front < 0 or set with a non-default amalgamation),
 /// ordering_error (Scotch failed). `out` is only written on success.
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out);
 

@@ -415,7 +415,7 @@ starfront_status read_perm(const char* fn, const void* src, const Description& d
 }
 
 starfront_status read_analysis_options(const char* fn, const starfront_analysis_options* opts,
-                                       const Description& d, starfront::AnalysisOptions& ao,
+                                       const Description& d, bool gpu_graph, starfront::AnalysisOptions& ao,
                                        starfront::GraphOptions& go) {
   using starfront::OrderingMethod;
   starfront_analysis_options o;
@@ -442,9 +442,12 @@ starfront_status read_analysis_options(const char* fn, const starfront_analysis_
       ao.relax_critical_path = true;
       ao.relax_max_front = starfront::kGpuFusedFront;
       break;
+    case STARFRONT_AMALGAMATE_AUTO:
+      if (gpu_graph) ao.latency_rule_front = starfront::kGpuFusedFront;
+      break;
     default:
-      return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 (none), 1 (relaxed) or 2 (critical path), not " +
-                                                  str(o.amalgamate));
+      return fail(STARFRONT_INVALID_ARGUMENT, f + ": amalgamate must be 0 (none), 1 (relaxed), 2 (critical path) "
+                                                  "or 3 (auto), not " + str(o.amalgamate));
   }
   switch (enum_int(o.slot_policy)) {
     case STARFRONT_SLOTS_DAG: go.slots.policy = starfront::SlotPolicy::dag; break;
@@ -541,6 +544,10 @@ starfront_status precheck_int32(const char* fn, const starfront_factor& F,
     return s;
   ao.ordering = starfront::OrderingMethod::user;
   ao.user_perm = S.perm;
+  // The amalgamation S used (the latency rule's choice, made once).
+  ao.latency_rule_front = 0;
+  ao.relax_critical_path = S.critical_path_amalgamation;
+  ao.relax_max_front = S.amalgamation_max_front;
   return STARFRONT_OK;
 }
 
@@ -768,7 +775,8 @@ starfront_status starfront_matrix_init(starfront_matrix* A) {
 starfront_status starfront_analysis_options_init(starfront_analysis_options* opts) {
   return guarded("starfront_analysis_options_init", [&] {
     if (!opts) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_analysis_options_init: opts is NULL");
-    *opts = starfront_analysis_options{STARFRONT_ORDERING_AUTO, nullptr, 1, STARFRONT_SLOTS_DAG, 0.0};
+    *opts = starfront_analysis_options{STARFRONT_ORDERING_AUTO, nullptr, STARFRONT_AMALGAMATE_AUTO,
+                                       STARFRONT_SLOTS_DAG, 0.0};
     return STARFRONT_OK;
   });
 }
@@ -801,10 +809,10 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
     starfront::AnalysisOptions ao;
     // A runtime with CUDA workers (not under MPI, whose executor keeps
     // subtrees and fronts on CPUs) gets the GPU graph: few, large tasks.
+    const bool gpu_graph = rt && rt->ncuda > 0 && !runtime_is_mpi(*rt);
     starfront::GraphOptions go =
-        rt && rt->ncuda > 0 && !runtime_is_mpi(*rt) ? starfront::gpu_graph_options(rt->ncpu + rt->ncuda)
-                                                      : starfront::GraphOptions{};
-    if (const starfront_status s = read_analysis_options(fn, opts, h->desc, ao, go); s != STARFRONT_OK)
+        gpu_graph ? starfront::gpu_graph_options(rt->ncpu + rt->ncuda) : starfront::GraphOptions{};
+    if (const starfront_status s = read_analysis_options(fn, opts, h->desc, gpu_graph, ao, go); s != STARFRONT_OK)
       return s;
     if (const starfront_status s = build_private(fn, *h); s != STARFRONT_OK) return s;
     h->desc.ptr = h->desc.ind = nullptr;  // never kept
@@ -1031,6 +1039,26 @@ starfront_status starfront_get_stats(const starfront_factor* F, starfront_stats*
     s.refine_steps = F->solves > 0 ? F->solver.stats().refine.steps : 0;
     s.backward_error = F->solves > 0 ? F->solver.stats().refine.backward_error : 0.0;
     *out = s;
+    return STARFRONT_OK;
+  });
+}
+
+starfront_status starfront_analysis_used(const starfront_factor* F, starfront_ordering* ordering,
+                                         starfront_amalgamation* amalgamation) {
+  return guarded("starfront_analysis_used", [&] {
+    if (!F) return fail(STARFRONT_INVALID_ARGUMENT, "starfront_analysis_used: F is NULL");
+    const std::lock_guard<std::mutex> lock(F->mutex);
+    const starfront::SymbolicFactor& S = F->solver.symbolic();
+    using starfront::OrderingMethod;
+    if (ordering)
+      *ordering = S.ordering_used == OrderingMethod::scotch_amd ? STARFRONT_ORDERING_SCOTCH_AMD
+                  : S.ordering_used == OrderingMethod::natural  ? STARFRONT_ORDERING_NATURAL
+                  : S.ordering_used == OrderingMethod::user     ? STARFRONT_ORDERING_USER
+                                                                : STARFRONT_ORDERING_SCOTCH_ND;
+    if (amalgamation)
+      *amalgamation = !S.amalgamated                   ? STARFRONT_AMALGAMATE_NONE
+                      : S.critical_path_amalgamation ? STARFRONT_AMALGAMATE_CRITICAL_PATH
+                                                     : STARFRONT_AMALGAMATE_RELAXED;
     return STARFRONT_OK;
   });
 }

@@ -192,6 +192,11 @@ struct FactorPhases {
   /// The outcome turned into a Status; Solver::factorize: A's values kept
   /// for iterative refinement.
   double finish = 0.0;
+  /// Solver::refactorize: its ‖A‖∞ pass (with the deferred finiteness
+  /// check), run on the calling thread while the graph executes: part of
+  /// execute, not added by sum(); when it is longer than the graph, execute
+  /// is this pass.
+  double overlapped = 0.0;
   double sum() const { return check + setup + submit + execute + writeback + finish; }
 };
 

@@ -474,6 +474,129 @@ TEST(AnalysisOrdering, CriticalPathChoiceKeepsTheShorterPath) {
     }
 }
 
+// The latency rule by brute force: the flops analysis and the
+// critical-path analysis of each candidate ordering run separately (no
+// column-count shortcut), the ones whose fronts exceed the limit dropped.
+struct RuleReference {
+  SymbolicFactor chosen;
+  bool path_chosen = false;
+  double path_s = -1.0;
+};
+
+RuleReference latency_rule_reference(const CscMatrix& A, const AnalysisOptions& o, idx_t F) {
+  RuleReference r;
+  SymbolicFactor flops;
+  EXPECT_TRUE(analyse(A, o, flops).ok());
+  std::vector<OrderingMethod> methods{o.ordering};
+  if (o.ordering == OrderingMethod::scotch) methods = {OrderingMethod::scotch_nd, OrderingMethod::scotch_amd};
+  bool have = false;
+  SymbolicFactor best;
+  for (OrderingMethod m : methods) {
+    AnalysisOptions p = o;
+    p.ordering = m;
+    p.relax_critical_path = true;
+    p.relax_max_front = F;
+    SymbolicFactor s;
+    EXPECT_TRUE(analyse(A, p, s).ok());
+    if (s.max_front > F) continue;
+    if (!have || s.critical_path_s < best.critical_path_s ||
+        (s.critical_path_s == best.critical_path_s && s.flops_exact < best.flops_exact))
+      best = std::move(s), have = true;
+  }
+  if (have) r.path_s = best.critical_path_s;
+  r.path_chosen = have && (flops.max_front > F || best.critical_path_s < flops.critical_path_s);
+  r.chosen = r.path_chosen ? std::move(best) : std::move(flops);
+  return r;
+}
+
+// AnalysisOptions::latency_rule_front against the brute-force rule on
+// random, arrow and disconnected patterns, limits from 4 to 64 (both
+// outcomes occur), Scotch's choice by flops and explicit orderings: the
+// same permutation, supernodes and path, a valid structure, and a report
+// that says what was compared.
+TEST(LatencyRule, MatchesTheRuleRunByBruteForce) {
+  std::mt19937_64 rng(20261205);
+  int chose[2] = {0, 0};
+  for (int rep = 0; rep < 10; ++rep)
+    for (auto kind : {testing::PatternKind::random, testing::PatternKind::arrow,
+                      testing::PatternKind::disconnected}) {
+      const idx_t n = 30 + static_cast<idx_t>(rng() % 250);
+      const CscMatrix A = testing::random_pattern(kind, n, rng);
+      const OrderingMethod m = rep % 3 == 2 ? OrderingMethod::scotch_amd : OrderingMethod::scotch;
+      const AnalysisOptions o = options(m, true);
+      for (idx_t F : {4, 12, 24, 64}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " rep " + std::to_string(rep) + " F " + std::to_string(F));
+        AnalysisOptions r = o;
+        r.latency_rule_front = F;
+        SymbolicFactor sf;
+        ASSERT_TRUE(analyse(A, r, sf).ok());
+        expect_structure(sf);
+        const RuleReference ref = latency_rule_reference(A, o, F);
+        EXPECT_EQ(sf.perm, ref.chosen.perm);
+        EXPECT_EQ(sf.super_start, ref.chosen.super_start);
+        EXPECT_EQ(sf.critical_path_s, ref.chosen.critical_path_s);
+        EXPECT_EQ(sf.ordering_used, ref.chosen.ordering_used);
+        EXPECT_TRUE(sf.latency_rule.applied);
+        EXPECT_EQ(sf.latency_rule.critical_path_chosen, ref.path_chosen);
+        EXPECT_EQ(sf.latency_rule.front_limit, F);
+        EXPECT_EQ(sf.latency_rule.path_path_s, ref.path_s);
+        EXPECT_EQ(sf.critical_path_amalgamation, ref.path_chosen);
+        EXPECT_EQ(sf.amalgamation_max_front, ref.path_chosen ? F : 0);
+        if (ref.path_chosen) {
+          EXPECT_LE(sf.max_front, F);
+        }
+        ++chose[ref.path_chosen ? 1 : 0];
+      }
+    }
+  EXPECT_GT(chose[0], 0) << "no case kept the flops analysis";
+  EXPECT_GT(chose[1], 0) << "no case took the critical-path analysis";
+  std::printf("[ info ] latency rule: flops analysis kept %d times, critical-path analysis taken %d times\n", chose[0],
+              chose[1]);
+}
+
+// A mesh keeps the flops analysis: its largest column count is far above
+// the limit, so no critical-path analysis is built (the report says -1);
+// with the rule off the report says it did not run.
+TEST(LatencyRule, MeshKeepsTheFlopsAnalysis) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace3d(16, 7, A).ok());
+  SymbolicFactor plain, ruled;
+  ASSERT_TRUE(analyse(A, AnalysisOptions{}, plain).ok());
+  EXPECT_FALSE(plain.latency_rule.applied);
+  EXPECT_FALSE(plain.critical_path_amalgamation);
+  AnalysisOptions o;
+  o.latency_rule_front = 232;
+  ASSERT_TRUE(analyse(A, o, ruled).ok());
+  EXPECT_TRUE(ruled.latency_rule.applied);
+  EXPECT_FALSE(ruled.latency_rule.critical_path_chosen);
+  EXPECT_EQ(ruled.latency_rule.path_path_s, -1.0);
+  EXPECT_EQ(ruled.latency_rule.path_max_front, -1);
+  EXPECT_EQ(ruled.latency_rule.flops_max_front, plain.max_front);
+  EXPECT_GT(plain.max_front, 232);
+  EXPECT_EQ(ruled.perm, plain.perm);
+  EXPECT_EQ(ruled.super_start, plain.super_start);
+}
+
+// The rule chooses the amalgamation itself: with another amalgamation, or a
+// negative limit, it is refused naming the option, `out` untouched.
+TEST(LatencyRule, RejectsOptionsItWouldOverride) {
+  std::mt19937_64 rng(7);
+  const CscMatrix A = testing::random_pattern(testing::PatternKind::random, 40, rng);
+  SymbolicFactor sf;
+  sf.n = -7;
+  for (int which = 0; which < 4; ++which) {
+    AnalysisOptions o;
+    o.latency_rule_front = which == 0 ? -1 : 232;
+    if (which == 1) o.amalgamate = false;
+    if (which == 2) o.relax_critical_path = true;
+    if (which == 3) o.relax_max_front = 100;
+    const Status st = analyse(A, o, sf);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument) << which;
+    EXPECT_NE(st.message.find("latency_rule_front"), std::string::npos) << st.message;
+    EXPECT_EQ(sf.n, -7);
+  }
+}
+
 TEST(AnalysisDriver, EmptyAndTinyMatrices) {
   for (auto method : {OrderingMethod::natural, OrderingMethod::scotch, OrderingMethod::user}) {
     SymbolicFactor sf;

@@ -13,6 +13,7 @@
 #include "analysis/symbolic.hpp"
 #include "brute_force.hpp"
 #include "io/matrix_market.hpp"
+#include "sparse/generators.hpp"
 
 namespace starfront {
 namespace {
@@ -151,6 +152,64 @@ TEST(AnalysisRealMatrices, CriticalPathAnalysisShortensPowerGridTrees) {
                 static_cast<long long>(path.critical_path_columns), static_cast<long long>(path.nsuper),
                 path.flops, base.critical_path_s * 1e6, static_cast<long long>(base.critical_path_fronts),
                 static_cast<long long>(base.nsuper), base.flops);
+  }
+}
+
+// The latency rule with the fused kernel's limit (232) on every SPD file
+// and a 2D Laplacian 300²: the power-grid KKT matrices take the critical-path
+// analysis (the same as asking for it: OrderingChoice::critical_path,
+// relax_critical_path, relax_max_front 232), bcsstk13 (column counts
+// above 232) and the mesh keep the default analysis unchanged.
+TEST(AnalysisRealMatrices, LatencyRuleOnEverySpdFile) {
+  const fs::path dir = fs::path(STARFRONT_DATA_DIR) / "spd";
+  std::vector<std::pair<std::string, CscMatrix>> mats;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".mtx") continue;
+    CscMatrix A;
+    const Status rd = read_matrix_market(e.path().string(), A);
+    ASSERT_TRUE(rd.ok()) << rd.message;
+    mats.emplace_back(e.path().stem().string(), std::move(A));
+  }
+  ASSERT_GE(mats.size(), 2u);
+  {
+    CscMatrix L;
+    ASSERT_TRUE(laplace2d(300, L).ok());
+    mats.emplace_back("lap2d:300", std::move(L));
+  }
+  std::sort(mats.begin(), mats.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [name, A] : mats) {
+    SCOPED_TRACE(name);
+    AnalysisOptions rule;
+    rule.latency_rule_front = 232;
+    AnalysisOptions path;
+    path.ordering_choice = OrderingChoice::critical_path;
+    path.relax_critical_path = true;
+    path.relax_max_front = 232;
+    SymbolicFactor r, d, p;
+    ASSERT_TRUE(analyse(A, rule, r).ok());
+    ASSERT_TRUE(analyse(A, AnalysisOptions{}, d).ok());
+    ASSERT_TRUE(analyse(A, path, p).ok());
+    const bool power_grid = name == "activsg2000_hykkt_10" || name == "opf_case10000_goc_kkt";
+    if (power_grid) {
+      EXPECT_TRUE(r.latency_rule.critical_path_chosen);
+    }
+    if (name == "bcsstk13" || name == "lap2d:300") {
+      EXPECT_FALSE(r.latency_rule.critical_path_chosen);
+      EXPECT_EQ(r.latency_rule.path_max_front, -1);
+    }
+    const SymbolicFactor& same = r.latency_rule.critical_path_chosen ? p : d;
+    EXPECT_EQ(r.perm, same.perm);
+    EXPECT_EQ(r.super_start, same.super_start);
+    EXPECT_EQ(r.nnz_l, same.nnz_l);
+    char path_figures[96] = "not built: a column count above 232";
+    if (r.latency_rule.path_max_front >= 0)
+      std::snprintf(path_figures, sizeof path_figures, "modelled path %.0f us, largest front %lld",
+                    r.latency_rule.path_path_s * 1e6, static_cast<long long>(r.latency_rule.path_max_front));
+    std::printf("[ info ] %-24s latency rule: %s (critical-path analysis %s; default analysis %.0f us, largest "
+                "front %lld)\n",
+                name.c_str(), r.latency_rule.critical_path_chosen ? "critical-path analysis" : "default analysis",
+                path_figures, r.latency_rule.flops_path_s * 1e6,
+                static_cast<long long>(r.latency_rule.flops_max_front));
   }
 }
 

@@ -540,13 +540,83 @@ TEST_F(CApi, CriticalPathAnalysisIsTheLibrarys) {
   EXPECT_LE(dflt.backward_error, 1e-14);
   starfront_analysis_options ao;
   starfront_analysis_options_init(&ao);
-  ao.amalgamate = 3;
+  ao.amalgamate = 4;
   starfront_factor* F = nullptr;
   EXPECT_FAILS(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_INVALID_ARGUMENT, "amalgamate must be");
   EXPECT_EQ(F, nullptr);
   ao.amalgamate = STARFRONT_AMALGAMATE_NONE;
   ao.ordering = static_cast<starfront_ordering>(6);
   EXPECT_FAILS(starfront_analyse(rt_, &M.desc, &ao, &F), STARFRONT_INVALID_ARGUMENT, "unknown ordering 6");
+}
+
+/// starfront_analysis_used names what ran: the critical-path analysis when
+/// asked for (its ordering the library's pick), the relaxed rule when asked
+/// for, and for the default STARFRONT_AMALGAMATE_AUTO without CUDA workers
+/// (CPU runtime, or none) the relaxed rule with the default analysis's
+/// supernodes: the latency rule is the GPU graph's only (test_cuda_fused
+/// runs it with a GPU). A NULL factor is refused.
+TEST_F(CApi, AnalysisUsedNamesTheChoice) {
+  CscMatrix A;
+  const Status rd =
+      read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", A);
+  ASSERT_TRUE(rd.ok()) << rd.message;
+  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 43);
+  AnalysisOptions lib;
+  lib.ordering_choice = OrderingChoice::critical_path;
+  lib.relax_critical_path = true;
+  lib.relax_max_front = 232;
+  SymbolicFactor ref, plain;
+  ASSERT_TRUE(starfront::analyse(A, lib, ref).ok());
+  ASSERT_TRUE(starfront::analyse(A, AnalysisOptions{}, plain).ok());
+  auto ordering_of = [](OrderingMethod m) {
+    return m == OrderingMethod::scotch_amd ? STARFRONT_ORDERING_SCOTCH_AMD : STARFRONT_ORDERING_SCOTCH_ND;
+  };
+  struct Case {
+    starfront_runtime* rt;
+    starfront_ordering ord;
+    int amalgamate;
+    starfront_ordering want_ord;
+    starfront_amalgamation want_am;
+    int64_t want_supernodes;
+  };
+  const Case cases[] = {
+      {rt_, STARFRONT_ORDERING_SCOTCH_PATH, STARFRONT_AMALGAMATE_CRITICAL_PATH, ordering_of(ref.ordering_used),
+       STARFRONT_AMALGAMATE_CRITICAL_PATH, ref.nsuper},
+      {rt_, STARFRONT_ORDERING_AUTO, STARFRONT_AMALGAMATE_RELAXED, ordering_of(plain.ordering_used),
+       STARFRONT_AMALGAMATE_RELAXED, plain.nsuper},
+      {rt_, STARFRONT_ORDERING_AUTO, STARFRONT_AMALGAMATE_AUTO, ordering_of(plain.ordering_used),
+       STARFRONT_AMALGAMATE_RELAXED, plain.nsuper},
+      {nullptr, STARFRONT_ORDERING_AUTO, STARFRONT_AMALGAMATE_AUTO, ordering_of(plain.ordering_used),
+       STARFRONT_AMALGAMATE_RELAXED, plain.nsuper},
+      {nullptr, STARFRONT_ORDERING_SCOTCH_AMD, STARFRONT_AMALGAMATE_NONE, STARFRONT_ORDERING_SCOTCH_AMD,
+       STARFRONT_AMALGAMATE_NONE, -1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.ord) + " / " + std::to_string(c.amalgamate) + (c.rt ? " (CPU runtime)" : " (no runtime)"));
+    starfront_analysis_options ao;
+    starfront_analysis_options_init(&ao);
+    if (c.amalgamate == STARFRONT_AMALGAMATE_AUTO) {
+      EXPECT_EQ(ao.amalgamate, STARFRONT_AMALGAMATE_AUTO);  // the default
+    }
+    ao.ordering = c.ord;
+    ao.amalgamate = c.amalgamate;
+    starfront_factor* F = nullptr;
+    ASSERT_EQ(starfront_analyse(c.rt, &M.desc, &ao, &F), STARFRONT_OK) << last_error();
+    factors_.push_back(F);
+    starfront_ordering ord = STARFRONT_ORDERING_AUTO;
+    starfront_amalgamation am = STARFRONT_AMALGAMATE_AUTO;
+    ASSERT_EQ(starfront_analysis_used(F, &ord, &am), STARFRONT_OK) << last_error();
+    EXPECT_EQ(ord, c.want_ord);
+    EXPECT_EQ(am, c.want_am);
+    EXPECT_EQ(starfront_analysis_used(F, nullptr, nullptr), STARFRONT_OK);
+    starfront_stats st;
+    ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+    if (c.want_supernodes >= 0) {
+      EXPECT_EQ(st.supernodes, c.want_supernodes);
+    }
+  }
+  starfront_ordering ord;
+  EXPECT_FAILS(starfront_analysis_used(nullptr, &ord, nullptr), STARFRONT_INVALID_ARGUMENT, "F is NULL");
 }
 
 TEST_F(CApi, StatisticsAndMemoryEstimates) {

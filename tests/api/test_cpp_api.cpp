@@ -130,6 +130,24 @@ TEST(CppApi, CriticalPathAnalysisSolvesToLapack) {
   };
   EXPECT_EQ(F.stats().supernodes, supernodes(STARFRONT_AMALGAMATE_CRITICAL_PATH));
   EXPECT_NE(F.stats().supernodes, supernodes(STARFRONT_AMALGAMATE_RELAXED));
+  EXPECT_EQ(F.analysis_used().amalgamation, STARFRONT_AMALGAMATE_CRITICAL_PATH);
+  // The default (latency_rule) without a runtime is the relaxed rule with
+  // the default ordering, and so is latency_rule = false.
+  starfront_analysis_options c;
+  starfront_analysis_options_init(&c);
+  c.amalgamate = STARFRONT_AMALGAMATE_RELAXED;
+  starfront_factor* H = nullptr;
+  ASSERT_EQ(starfront_analyse(nullptr, &M.desc, &c, &H), STARFRONT_OK) << starfront_last_error();
+  starfront_stats relaxed{};
+  EXPECT_EQ(starfront_get_stats(H, &relaxed), STARFRONT_OK);
+  starfront_factor_free(H);
+  for (bool rule : {true, false}) {
+    AnalysisOptions d;
+    d.latency_rule = rule;
+    Factor G(nullptr, M, d);
+    EXPECT_EQ(G.analysis_used().amalgamation, STARFRONT_AMALGAMATE_RELAXED);
+    EXPECT_EQ(G.stats().supernodes, relaxed.supernodes);
+  }
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "analysis/symbolic.hpp"
 #include "api/solver.hpp"
 #include "common/cuda_test_util.hpp"
 #include "common/graph_test_util.hpp"
@@ -33,6 +34,7 @@
 #include "runtime/starpu/task_codelets.hpp"
 #include "solve/solve.hpp"
 #include "sparse/generators.hpp"
+#include "starfront/starfront.h"
 
 namespace starfront {
 namespace {
@@ -474,6 +476,92 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
   ASSERT_EQ(solver.graph().tasks.size(), 1u) << "activsg2000_hykkt_10 is one fused task";
   check(big, "activsg2000_hykkt_10");
 #endif
+}
+
+/// The C API's default analysis on the GPU graph (STARFRONT_AMALGAMATE_AUTO
+/// with a CUDA worker) on activsg2000_hykkt_10: the latency rule takes the
+/// critical-path analysis (starfront_analysis_used says so; the same
+/// supernodes as analyse() with the rule and with the critical-path
+/// options, fronts <= 232), the factorisation is one task, and each of
+/// three refactorisations with new values (a·A + shift·I) solves to a
+/// backward error <= 1e-14 without refinement failing; with
+/// STARFRONT_AMALGAMATE_RELAXED the default analysis runs.
+TEST(CudaFused, CApiDefaultTakesTheCriticalPathAnalysisOnAPowerGrid) {
+  if (!cuda_codelets_built()) {
+    if (gpu_required()) FAIL() << "CUDA codelets not built";
+    GTEST_SKIP() << "no CUDA device (CUDA codelets not built)";
+  }
+  CscMatrix A;
+  ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "activsg2000_hykkt_10.mtx").string(), A).ok());
+  AnalysisOptions rule, path;
+  rule.latency_rule_front = kGpuFusedFront;
+  path.ordering_choice = OrderingChoice::critical_path;
+  path.relax_critical_path = true;
+  path.relax_max_front = kGpuFusedFront;
+  SymbolicFactor sr, sp, sd;
+  ASSERT_TRUE(analyse(A, rule, sr).ok());
+  ASSERT_TRUE(analyse(A, path, sp).ok());
+  ASSERT_TRUE(analyse(A, AnalysisOptions{}, sd).ok());
+  ASSERT_TRUE(sr.latency_rule.critical_path_chosen);
+  ASSERT_EQ(sr.nsuper, sp.nsuper);
+  ASSERT_NE(sp.nsuper, sd.nsuper);  // the test would not tell them apart otherwise
+  starfront_runtime_options ro;
+  ASSERT_EQ(starfront_runtime_options_init(&ro), STARFRONT_OK);
+  ro.ncpu = 2;
+  ro.ncuda = 1;
+  starfront_runtime* rt = nullptr;
+  if (starfront_runtime_init(&ro, &rt) != STARFRONT_OK) {
+    if (gpu_required()) FAIL() << "starfront_runtime_init with ncuda = 1 failed on a GPU machine";
+    GTEST_SKIP() << "no CUDA device (starfront_runtime_init with ncuda = 1 failed)";
+  }
+  starfront_matrix M;
+  ASSERT_EQ(starfront_matrix_init(&M), STARFRONT_OK);
+  M.n = A.n;
+  M.ptr = A.colptr.data();
+  M.ind = A.rowind.data();
+  M.values = A.values.data();
+  for (int amalgamate : {STARFRONT_AMALGAMATE_AUTO, STARFRONT_AMALGAMATE_RELAXED}) {
+    SCOPED_TRACE(amalgamate == STARFRONT_AMALGAMATE_AUTO ? "AUTO (the default)" : "RELAXED");
+    starfront_analysis_options ao;
+    ASSERT_EQ(starfront_analysis_options_init(&ao), STARFRONT_OK);
+    ao.amalgamate = amalgamate;
+    starfront_factor* F = nullptr;
+    ASSERT_EQ(starfront_analyse(rt, &M, &ao, &F), STARFRONT_OK) << starfront_last_error();
+    starfront_amalgamation used = STARFRONT_AMALGAMATE_AUTO;
+    ASSERT_EQ(starfront_analysis_used(F, nullptr, &used), STARFRONT_OK);
+    const bool auto_ = amalgamate == STARFRONT_AMALGAMATE_AUTO;
+    EXPECT_EQ(used, auto_ ? STARFRONT_AMALGAMATE_CRITICAL_PATH : STARFRONT_AMALGAMATE_RELAXED);
+    starfront_stats st;
+    ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+    EXPECT_EQ(st.supernodes, auto_ ? sp.nsuper : sd.nsuper);
+    if (auto_) {
+      EXPECT_LE(st.max_front, kGpuFusedFront);
+    }
+    ASSERT_EQ(starfront_factorize(F, &M, nullptr), STARFRONT_OK) << starfront_last_error();
+    std::mt19937_64 rng(29);
+    std::uniform_real_distribution<double> u(0.5, 2.0);
+    for (int rep = 0; rep < 3; ++rep) {
+      const double a = u(rng), shift = u(rng);
+      CscMatrix B = A;
+      for (idx_t j = 0; j < A.n; ++j)
+        for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
+          B.values[p] = a * A.values[p] + (A.rowind[p] == j ? shift : 0.0);
+      ASSERT_EQ(starfront_refactorize(F, B.values.data(), nullptr), STARFRONT_OK) << starfront_last_error();
+      const std::vector<double> b = testing::random_vector(A.n, 31 + rep);
+      std::vector<double> x = b;
+      ASSERT_EQ(starfront_solve(F, 1, x.data(), A.n), STARFRONT_OK) << starfront_last_error();
+      EXPECT_LE(backward_error(B, x.data(), b.data()), 1e-14) << rep;
+    }
+    ASSERT_EQ(starfront_get_stats(F, &st), STARFRONT_OK);
+    if (auto_) {
+      EXPECT_EQ(st.tasks, 1);
+    }
+    std::printf("[ %s: %lld supernodes, largest front %lld, %lld tasks ]\n",
+                auto_ ? "AUTO" : "RELAXED", static_cast<long long>(st.supernodes),
+                static_cast<long long>(st.max_front), static_cast<long long>(st.tasks));
+    starfront_factor_free(F);
+  }
+  starfront_runtime_free(rt);
 }
 
 }  // namespace

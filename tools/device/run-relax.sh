@@ -166,12 +166,17 @@
 #             block's side-stream and worker-stream times), as built and
 #             with each ROOT_VARIANTS setting (items as in AB_VARIANTS),
 #             ROUNDS alternating rounds
+# AB_EXTRA adds inputs to the power-grid matrices of the steps that use
+# them (ab, chain, ...); BENCH_MATRICES replaces bench's lap2d:300.
 set -uo pipefail
 # shellcheck source=tools/device/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" starfront-relax
 steps=${*:-tests sanitize relax ncu phases ab bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
 grid=("$b/data/spd/activsg2000_hykkt_10.mtx" "$b/data/spd/opf_case10000_goc_kkt.mtx")
+# AB_EXTRA: more inputs for the ab step (e.g. "lap2d:100 lap2d:150")
+# shellcheck disable=SC2206
+[ -n "${AB_EXTRA:-}" ] && grid+=(${AB_EXTRA})
 # relax_args R:M:Z -> gpu_bench's amalgamation options (nothing for "")
 relax_args() {
   [ -n "${1:-}" ] || return 0
@@ -654,6 +659,6 @@ fi
 if has bench; then
   # shellcheck disable=SC2046
   timeout 150 "$b/bin/gpu_bench" --fused --repeat 30 --ncpu "${NCPU:-16}" $(relax_args "${RELAX:-}") ${BENCH_ARGS:-} \
-    "$b"/data/spd/*.mtx lap2d:300 2>&1 |
+    "$b"/data/spd/*.mtx ${BENCH_MATRICES:-lap2d:300} 2>&1 |
     grep -v perf_model_add_dir | tee "$out/bench.md"
 fi

@@ -66,6 +66,12 @@ void add_analysis_options(CLI::App* app, starfront::tools::SolveArgs& a) {
              " is the largest the fused GPU kernel keeps in shared memory; fronts of the fundamental "
              "partition above it stay as they are)")
       ->type_name("INT");
+  app->add_flag("--latency-rule,!--no-latency-rule", a.latency_rule,
+                "GPU graph (the default there): the latency rule takes the critical-path analysis (the "
+                "ordering by path when --ordering is scotch, --relax-path, --max-front " +
+                    std::to_string(starfront::kGpuFusedFront) +
+                    ") when all its fronts fit the fused GPU kernel and its modelled critical path is shorter; "
+                    "--no-latency-rule keeps the default analysis (so do --relax-path and --max-front)");
 }
 
 /// Task-graph options shared by `solve` and `plan`.

@@ -49,6 +49,18 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
               sym.flops, static_cast<long long>(sym.max_front), sym.critical_path_s * 1e6,
               static_cast<long long>(sym.critical_path_fronts),
               static_cast<long long>(sym.critical_path_columns));
+  if (const LatencyRuleReport& lr = sym.latency_rule; lr.applied) {
+    if (lr.path_max_front < 0)
+      std::printf("  latency rule: default analysis kept (a column count above %lld: no critical-path analysis "
+                  "fits the fused kernel)\n",
+                  static_cast<long long>(lr.front_limit));
+    else
+      std::printf("  latency rule: %s (critical-path analysis %.1f us, largest front %lld; default analysis "
+                  "%.1f us, largest front %lld; limit %lld)\n",
+                  lr.critical_path_chosen ? "critical-path analysis taken" : "default analysis kept",
+                  lr.path_path_s * 1e6, static_cast<long long>(lr.path_max_front), lr.flops_path_s * 1e6,
+                  static_cast<long long>(lr.flops_max_front), static_cast<long long>(lr.front_limit));
+  }
   if (a.max_front > 0 && sym.max_front > a.max_front) {
     long long over = 0;
     for (idx_t f = 0; f < sym.nsuper; ++f) over += sym.front_order(f) > a.max_front;

@@ -112,6 +112,17 @@ void describe_analysis(const Solver& solver, Report& r) {
   r.j["ordering_used"] = ordering_method_name(S.ordering_used);
   r.j["tree_critical_path_s"] = S.critical_path_s;
   r.j["tree_critical_path_fronts"] = S.critical_path_fronts;
+  r.j["amalgamation_used"] = !S.amalgamated ? "none" : S.critical_path_amalgamation ? "critical-path" : "relaxed";
+  const LatencyRuleReport& lr = S.latency_rule;
+  r.j["latency_rule"] = lr.applied ? nlohmann::json{{"chose_critical_path", lr.critical_path_chosen},
+                                                    {"front_limit", lr.front_limit},
+                                                    {"default_tree_critical_path_s", lr.flops_path_s},
+                                                    {"default_max_front", lr.flops_max_front},
+                                                    {"critical_path_tree_critical_path_s",
+                                                     lr.path_max_front >= 0 ? nlohmann::json(lr.path_path_s) : nlohmann::json()},
+                                                    {"critical_path_max_front",
+                                                     lr.path_max_front >= 0 ? nlohmann::json(lr.path_max_front) : nlohmann::json()}}
+                                   : nlohmann::json();
 }
 
 /// The task-graph figures of the report: tasks by kind, critical path, slot
@@ -411,8 +422,11 @@ void print_human(const nlohmann::json& j) {
             << get("nnz_l") << ", flops " << (j["flops"].is_null() ? "-" : fmt("%.3e", j["flops"]))
             << ", largest front " << get("max_front") << "\n";
   std::cout << "  " << get("supernodes") << " supernodes, " << get("tasks") << " tasks, ordering "
-            << j.value("ordering", std::string("-")) << ", executor "
-            << j.value("executor", std::string("-"));
+            << j.value("ordering", std::string("-"));
+  if (j["ordering_used"].is_string() && j["amalgamation_used"].is_string())
+    std::cout << " (" << j["ordering_used"].get<std::string>() << ", " << j["amalgamation_used"].get<std::string>()
+              << " amalgamation" << (j["latency_rule"].is_object() ? ", by the latency rule" : "") << ")";
+  std::cout << ", executor " << j.value("executor", std::string("-"));
   if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
               << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers"
@@ -484,6 +498,8 @@ AnalysisOptions analysis_options(const SolveArgs& a) {
   set_ordering_by_name(a.ordering, ao);  // checked by the parser (scotch when unknown)
   ao.relax_critical_path = a.relax_path;
   ao.relax_max_front = a.max_front;
+  if (a.gpu_graph && a.latency_rule && !a.relax_path && a.max_front == 0 && !a.mpi && a.executor != "starpu-mpi")
+    ao.latency_rule_front = kGpuFusedFront;
   return ao;
 }
 
@@ -593,7 +609,7 @@ static nlohmann::json null_report() {
                         "slots_policy", "method", "inertia", "perturbed_pivots", "delayed_pivots",
                         "two_by_two_pivots", "inertia_guaranteed", "below_threshold_pivots",
                         "refine_steps", "blas_core", "ordering_used", "tree_critical_path_s",
-                        "tree_critical_path_fronts"})
+                        "tree_critical_path_fronts", "amalgamation_used", "latency_rule"})
     j[k] = nullptr;
   return j;
 }

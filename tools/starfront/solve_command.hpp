@@ -17,6 +17,10 @@ struct SolveArgs {
   std::string ordering = "scotch";  ///< scotch, scotch-path, scotch-nd, scotch-amd, natural
   bool relax_path = false;          ///< AnalysisOptions::relax_critical_path
   idx_t max_front = 0;              ///< AnalysisOptions::relax_max_front
+  /// The GPU graph's latency rule (AnalysisOptions::latency_rule_front =
+  /// kGpuFusedFront) unless --no-latency-rule, --relax-path or --max-front
+  /// is given, or the executor is StarPU-MPI (whose subtrees stay on CPUs).
+  bool latency_rule = true;
   int ncpu = -1;
   int ncuda = 0;
   /// Tile kernels and the assembly of tiled fronts run on CUDA workers only
