@@ -495,6 +495,27 @@ TEST_F(CApi, SlotPoliciesAndTheirMemory) {
   }
 }
 
+/// activsg2000_hykkt_10 with the library's critical-path analysis (ref:
+/// OrderingChoice::critical_path, relax_critical_path, cap 232) and its
+/// default analysis (plain), for the tests of the C API's analysis choices.
+struct PowerGrid {
+  CscMatrix A;
+  SymbolicFactor ref, plain;
+};
+
+void load_power_grid(PowerGrid& g) {
+  const Status rd =
+      read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", g.A);
+  ASSERT_TRUE(rd.ok()) << rd.message;
+  AnalysisOptions lib;
+  lib.ordering_choice = OrderingChoice::critical_path;
+  lib.relax_critical_path = true;
+  lib.relax_max_front = 232;
+  ASSERT_TRUE(starfront::analyse(g.A, lib, g.ref).ok());
+  ASSERT_TRUE(starfront::analyse(g.A, AnalysisOptions{}, g.plain).ok());
+  ASSERT_NE(g.ref.nsuper, g.plain.nsuper);  // the tests would not tell them apart otherwise
+}
+
 /// The critical-path analysis through the C API (STARFRONT_ORDERING_SCOTCH_PATH,
 /// STARFRONT_AMALGAMATE_CRITICAL_PATH) on a power-grid KKT matrix is the
 /// library's (the same supernodes, nnz(L) and largest front as analyse()
@@ -502,19 +523,11 @@ TEST_F(CApi, SlotPoliciesAndTheirMemory) {
 /// order <= 232, and solves to a backward error <= 1e-14 like the default;
 /// an unknown amalgamation value is refused naming the field.
 TEST_F(CApi, CriticalPathAnalysisIsTheLibrarys) {
-  CscMatrix A;
-  const Status rd =
-      read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", A);
-  ASSERT_TRUE(rd.ok()) << rd.message;
+  PowerGrid g;
+  ASSERT_NO_FATAL_FAILURE(load_power_grid(g));
+  const CscMatrix& A = g.A;
+  const SymbolicFactor &ref = g.ref, &plain = g.plain;
   const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 1, STARFRONT_INT32, 31);
-  AnalysisOptions lib;
-  lib.ordering_choice = OrderingChoice::critical_path;
-  lib.relax_critical_path = true;
-  lib.relax_max_front = 232;
-  SymbolicFactor ref, plain;
-  ASSERT_TRUE(starfront::analyse(A, lib, ref).ok());
-  ASSERT_TRUE(starfront::analyse(A, AnalysisOptions{}, plain).ok());
-  ASSERT_NE(ref.nsuper, plain.nsuper);  // the test would not tell them apart otherwise
   const std::vector<double> b = random_vector(A.n, 37);
   auto run = [&](starfront_ordering ord, int amalgamate, starfront_stats& st) {
     starfront_analysis_options ao;
@@ -556,18 +569,10 @@ TEST_F(CApi, CriticalPathAnalysisIsTheLibrarys) {
 /// supernodes: the latency rule is the GPU graph's only (test_cuda_fused
 /// runs it with a GPU). A NULL factor is refused.
 TEST_F(CApi, AnalysisUsedNamesTheChoice) {
-  CscMatrix A;
-  const Status rd =
-      read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", A);
-  ASSERT_TRUE(rd.ok()) << rd.message;
-  const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 43);
-  AnalysisOptions lib;
-  lib.ordering_choice = OrderingChoice::critical_path;
-  lib.relax_critical_path = true;
-  lib.relax_max_front = 232;
-  SymbolicFactor ref, plain;
-  ASSERT_TRUE(starfront::analyse(A, lib, ref).ok());
-  ASSERT_TRUE(starfront::analyse(A, AnalysisOptions{}, plain).ok());
+  PowerGrid g;
+  ASSERT_NO_FATAL_FAILURE(load_power_grid(g));
+  const SymbolicFactor &ref = g.ref, &plain = g.plain;
+  const CallerMatrix M = make_caller_matrix(g.A, STARFRONT_LOWER, STARFRONT_CSC, 0, STARFRONT_INT64, 43);
   auto ordering_of = [](OrderingMethod m) {
     return m == OrderingMethod::scotch_amd ? STARFRONT_ORDERING_SCOTCH_AMD : STARFRONT_ORDERING_SCOTCH_ND;
   };
