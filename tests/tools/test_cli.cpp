@@ -126,6 +126,52 @@ TEST(Cli, CriticalPathAnalysisOptions) {
   }
 }
 
+/// The GPU graph's latency rule through the CLI: `plan --gpu-graph` on the
+/// power-grid matrix takes the critical-path analysis (its modelled path
+/// is that of --ordering scotch-path --relax-path --max-front 232, and the
+/// plan says so), --no-latency-rule and --relax-path keep the rule off
+/// (the default analysis's path), the default graph never runs it,
+/// bcsstk13 (column counts above 232) keeps the default analysis; `solve
+/// --gpu-graph --json` reports the choice and solves.
+TEST(Cli, LatencyRuleOnTheGpuGraph) {
+  auto path_us = [](const std::string& out) {
+    const auto p = out.find("modelled critical path ");
+    return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 23));
+  };
+  const std::string f = data("spd/activsg2000_hykkt_10.mtx");
+  const CliRun d = run("plan " + f + " --workers 2");
+  const CliRun c = run("plan " + f + " --workers 2 --ordering scotch-path --relax-path --max-front 232");
+  const CliRun g = run("plan " + f + " --workers 2 --gpu-graph");
+  const CliRun n = run("plan " + f + " --workers 2 --gpu-graph --no-latency-rule");
+  const CliRun r = run("plan " + f + " --workers 2 --gpu-graph --relax-path");
+  for (const CliRun* x : {&d, &c, &g, &n, &r}) ASSERT_EQ(x->exit_code, 0) << x->err;
+  EXPECT_NE(g.out.find("latency rule: critical-path analysis taken"), std::string::npos) << g.out;
+  EXPECT_DOUBLE_EQ(path_us(g.out), path_us(c.out)) << g.out << c.out;
+  EXPECT_DOUBLE_EQ(path_us(n.out), path_us(d.out)) << n.out << d.out;
+  for (const CliRun* x : {&d, &c, &n, &r}) EXPECT_EQ(x->out.find("latency rule"), std::string::npos) << x->out;
+  const CliRun b = run("plan " + data("spd/bcsstk13.mtx") + " --workers 2 --gpu-graph");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("latency rule: default analysis kept (a column count above 232"), std::string::npos) << b.out;
+  const CliRun s = run("solve " + f + " --ncpu 2 --gpu-graph --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto j = nlohmann::json::parse(s.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["amalgamation_used"], "critical-path");
+  ASSERT_TRUE(j["latency_rule"].is_object()) << s.out;
+  EXPECT_EQ(j["latency_rule"]["chose_critical_path"], true);
+  EXPECT_EQ(j["latency_rule"]["front_limit"], 232);
+  EXPECT_LT(j["latency_rule"]["critical_path_tree_critical_path_s"].get<double>(),
+            j["latency_rule"]["default_tree_critical_path_s"].get<double>());
+  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, path_us(c.out), 0.1);
+  EXPECT_LE(j["max_front"].get<long>(), 232);
+  EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
+  const CliRun t = run("solve " + f + " --ncpu 2 --json");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto k = nlohmann::json::parse(t.out);
+  EXPECT_EQ(k["amalgamation_used"], "relaxed");
+  EXPECT_TRUE(k["latency_rule"].is_null());
+}
+
 TEST(Cli, GenerateThenSolveWithRightHandSides) {
   const std::string m = std::string(STARFRONT_TEST_TMPDIR) + "/lap2d.mtx";
   ASSERT_EQ(run("generate laplace2d 12 -o " + m).exit_code, 0);
