@@ -15,6 +15,22 @@
 
 namespace starfront {
 
+struct NormRowsIndex;  // sparse/csc.hpp
+
+/// ‖A‖∞ on a GPU during a factorisation (Solver::refactorize, issue 6): when
+/// the whole factorisation is one fused subtree kernel run inline
+/// (run_subtree_inline), a second kernel computes A's row sums from the
+/// values already on the device (codelets/cuda/norm_rows.hpp) instead of
+/// the host pass that would run while the fused kernel does.
+struct DeviceNormRequest {
+  const NormRowsIndex* index = nullptr;  ///< A's row-wise index (not owned; must outlive the factorisation)
+  bool launched = false;  ///< set when the kernel was queued: the host pass is then not run
+  /// When launched, after the factorisation: symmetric_norm_inf_by_rows of
+  /// A's values (NaN or +inf when a value is not finite or a row sum
+  /// overflows); -1 when the copy back failed.
+  double norm = -1.0;
+};
+
 /// Shared state of one factorisation: numerical options in, first failure
 /// and pivot statistics out. Thread-safe. Once a failure is recorded, later
 /// tasks skip their work (the factor is unusable anyway).
@@ -35,6 +51,9 @@ struct FactorContext {
   /// LDLᵀ factorisations (ldlt.active): front and subtree tasks run the LDLᵀ
   /// front kernel; tiled tasks are not supported (they record a failure).
   LdltFactorState ldlt;
+  /// Not null: the caller wants ‖A‖∞ from the GPU when the factorisation
+  /// runs inline (DeviceNormRequest).
+  DeviceNormRequest* device_norm = nullptr;
 
   /// Records a front's or tile's outcome.
   void record(const FrontResult& r);

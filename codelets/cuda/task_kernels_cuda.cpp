@@ -30,8 +30,10 @@
 #include "cuda/gpu_blas.hpp"
 #include "cuda/gpu_syrk.hpp"
 #include "cuda/front_ldlt_kernels.hpp"
+#include "cuda/norm_rows.hpp"
 #include "cuda/pivot_check.hpp"
 #include "runtime/starpu/task_codelets.hpp"
+#include "sparse/csc.hpp"
 
 namespace starfront {
 namespace {
@@ -162,6 +164,7 @@ std::atomic<long long> g_front_failures{0};
 std::atomic<long long> g_fused_launches{0};
 std::atomic<long long> g_values_ahead_used{0};
 std::atomic<long long> g_inline_subtrees{0};
+std::atomic<long long> g_device_norms{0};  ///< DeviceNormRequest results delivered
 std::atomic<long long> g_fused_ns{0};
 std::array<std::atomic<long long>, 2> g_fused_part_ns{};
 
@@ -324,6 +327,15 @@ struct Workspace {
   /// run_subtree_inline_cuda only: the calling thread's own stream on this
   /// workspace's device (StarPU's workers use theirs).
   cudaStream_t own_stream = nullptr;
+  /// run_subtree_inline_cuda with a DeviceNormRequest: the row-wise index
+  /// of A (NormRowsIndex `norm_id`, uploaded when it changes: col_ptr,
+  /// row_ptr, pos, one allocation), the kernel's result word and its
+  /// page-locked host copy.
+  long long* norm_index = nullptr;
+  std::size_t norm_index_cap = 0;  ///< long longs
+  std::uint64_t norm_id = 0;
+  unsigned long long* norm_out = nullptr;
+  unsigned long long* host_norm = nullptr;
   /// Cholesky front tasks with a mapped panel (GraphTaskArgs::mapped_panel):
   /// the stream that copies L home (made at the first such task, registered
   /// for cuda_wait_front_panel_copies) and the event after which it may.
@@ -400,6 +412,9 @@ struct Workspace {
     if (own_stream) cudaStreamDestroy(own_stream);
     cudaFree(direct_values);
     cudaFree(direct_blob);
+    cudaFree(norm_index);
+    cudaFree(norm_out);
+    cudaFreeHost(host_norm);
     cudaFree(fused_phases);
     cudaFree(fused_trace);
     for (cudaEvent_t e : fused_events)
@@ -992,6 +1007,45 @@ bool direct_inputs(const TaskGraph& G, const Task& t, const FusedSubtreeIndex& X
   return true;
 }
 
+/// Queues the row-wise ‖A‖∞ kernel (norm_rows.hpp) on `stream` over A's
+/// values on the device, uploading the index X first when w holds another
+/// one, and the copy of its result into w.host_norm; sets req.launched.
+/// A CUDA error is cleared and leaves req.launched false.
+void queue_device_norm(const NormRowsIndex& X, const double* values, Workspace& w, cudaStream_t stream,
+                       DeviceNormRequest& req) {
+  const std::size_t n = static_cast<std::size_t>(X.n), np = X.pos.size();
+  const std::size_t words = 2 * (n + 1) + std::max<std::size_t>(np, 1);
+  auto fail = [] { (void)cudaGetLastError(); };
+  if (!w.host_norm && cudaMallocHost(&w.host_norm, sizeof(unsigned long long)) != cudaSuccess) {
+    w.host_norm = nullptr;
+    return fail();
+  }
+  if (!w.norm_out && cudaMalloc(&w.norm_out, sizeof(unsigned long long)) != cudaSuccess) {
+    w.norm_out = nullptr;
+    return fail();
+  }
+  if (w.norm_id != X.id) {
+    w.norm_id = 0;  // until the upload succeeds
+    static_assert(sizeof(idx_t) == sizeof(long long), "the kernel reads idx_t as long long");
+    if (grow_device(w.norm_index, w.norm_index_cap, words) != cudaSuccess ||
+        cudaMemcpyAsync(w.norm_index, X.col_ptr.data(), sizeof(long long) * (n + 1), cudaMemcpyHostToDevice,
+                        stream) != cudaSuccess ||
+        cudaMemcpyAsync(w.norm_index + n + 1, X.row_ptr.data(), sizeof(long long) * (n + 1),
+                        cudaMemcpyHostToDevice, stream) != cudaSuccess ||
+        (np > 0 && cudaMemcpyAsync(w.norm_index + 2 * (n + 1), X.pos.data(), sizeof(long long) * np,
+                                   cudaMemcpyHostToDevice, stream) != cudaSuccess))
+      return fail();
+    w.norm_id = X.id;
+  }
+  if (cudaMemsetAsync(w.norm_out, 0, sizeof(unsigned long long), stream) != cudaSuccess ||
+      launch_symmetric_norm_rows(static_cast<long long>(n), w.norm_index, w.norm_index + n + 1,
+                                 w.norm_index + 2 * (n + 1), values, w.norm_out, stream) != cudaSuccess ||
+      cudaMemcpyAsync(w.host_norm, w.norm_out, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream) !=
+          cudaSuccess)
+    return fail();
+  req.launched = true;
+}
+
 /// A fused subtree task in one kernel launch (fused_subtree_kernel.hpp).
 /// Buffers: the panel block, the root's CB slot when the root has a CB, then
 /// A's values and the uploaded index blob (gpu_assembly_cache.hpp).
@@ -1116,8 +1170,20 @@ void subtree_on(const TaskGraph& G, idx_t ti, void* buffers[], const FusedSubtre
   if (!cuda_ok(cudaMemcpyAsync(w.host_status, w.fused_status, sizeof(FusedStatus), cudaMemcpyDeviceToHost, stream),
                "cudaMemcpyAsync", G, t, ctx))
     return;
+  // ‖A‖∞ from the values on the device, after the fused kernel on the same
+  // stream (a few µs), for a caller that would otherwise run the host pass
+  // while the kernel runs (DeviceNormRequest). Any failure here leaves the
+  // request unlaunched: the host pass runs instead.
+  DeviceNormRequest* norm = between && direct ? ctx.device_norm : nullptr;
+  if (norm && norm->index) queue_device_norm(*norm->index, values, w, stream, *norm);
   if (between && *between) (*between)();
   if (!cuda_ok(cudaStreamSynchronize(stream), "fused subtree kernel", G, t, ctx)) return;
+  if (norm && norm->launched) {
+    double v;
+    std::memcpy(&v, w.host_norm, sizeof v);
+    norm->norm = v;
+    ++g_device_norms;
+  }
   g_fused_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   float ms_small = 0.0f, ms_large = 0.0f;
   if (overlap && p.nsmall > 0 && p.nfronts > p.nsmall) {
@@ -2057,6 +2123,7 @@ long long cuda_front_failures() { return g_front_failures; }
 long long cuda_fused_launches() { return g_fused_launches; }
 long long cuda_values_ahead_used() { return g_values_ahead_used; }
 long long cuda_inline_subtrees() { return g_inline_subtrees; }
+long long cuda_device_norms() { return g_device_norms; }
 
 void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X, FactorContext& ctx,
                              double* mapped_panel, int device, const std::function<void()>& between) {

@@ -115,6 +115,9 @@ void run_subtree_inline_cuda(const TaskGraph& G, idx_t ti, const FusedSubtreeInd
                              double* mapped_panel, int device, const std::function<void()>& between);
 /// Subtree tasks run by run_subtree_inline_cuda since the process started.
 long long cuda_inline_subtrees();
+/// ‖A‖∞ results of DeviceNormRequest (FactorContext::device_norm) delivered
+/// by run_subtree_inline_cuda since the process started.
+long long cuda_device_norms();
 
 /// Tasks of kind k run on CUDA devices (by CUDA workers or
 /// run_subtree_inline_cuda) since the process started.

@@ -210,15 +210,18 @@ class Solver {
   /// while_running: work for this thread while a StarPU graph runs
   /// (factorize_starpu); not called by the sequential executor.
   Status run_factorization(const CscMatrix& A, const FactorOptions& opts, Executor exec,
-                           const std::function<void()>& while_running = {});
+                           const std::function<void()>& while_running = {},
+                           DeviceNormRequest* device_norm = nullptr);
   /// run_factorization for opts.method, with `automatic`'s fallback to ldlt.
   /// deferred_check (when set): the check of A's values that refactorize()
   /// leaves until the first factorisation has run (it runs while the graph
   /// does); called after it, and its error, if any, is returned instead of
   /// that factorisation's outcome and before any fallback runs.
+  /// device_norm: passed to the first factorisation (factorize_starpu).
   Status run_method(const CscMatrix& A, const FactorOptions& opts, Executor exec,
                     const std::function<void()>& while_running = {},
-                    const std::function<Status()>& deferred_check = {});
+                    const std::function<Status()>& deferred_check = {},
+                    DeviceNormRequest* device_norm = nullptr);
   /// Builds process_solve_ for graph G unless it is built for it already
   /// (after each successful LLᵀ factorisation; once per graph).
   Status prepare_process_solve(const TaskGraph& G);
@@ -244,6 +247,10 @@ class Solver {
   CscMatrix a_;                    // analysed pattern; values of the last successful factorisation
   int refine_steps_ = 3;
   double norm_a_ = 0.0;            // ‖A‖∞ of a_ (symmetric_norm_inf), set with its values
+  // The row-wise index of a_'s pattern for ‖A‖∞ on the GPU
+  // (DeviceNormRequest), built at the first refactorisation after analyse.
+  NormRowsIndex norm_index_;
+  bool norm_index_built_ = false;
   // Set by refactorize while it runs: a_'s values were found finite (in
   // the copy's pass, copy_values_finite, or by values_finite on a swapped-in
   // values buffer) or will be checked after the first run (the deferred

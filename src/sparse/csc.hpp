@@ -1,6 +1,7 @@
 // Compressed sparse column storage of a symmetric matrix (lower triangle).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sparse/types.hpp"
@@ -50,6 +51,32 @@ double symmetric_norm_inf(const CscMatrix& A, double* abs_sum = nullptr);
 /// threads <= 1, or a thread that cannot be started: the one-thread pass.
 /// Extra memory: (threads − 1) · n doubles.
 double symmetric_norm_inf(const CscMatrix& A, double* abs_sum, int threads);
+
+/// The row-wise index of a lower CSC matrix A for symmetric_norm_inf's row
+/// sums without scattered writes (one thread a row on a GPU:
+/// codelets/cuda/norm_rows.cuh): row i's entries left of the diagonal,
+/// (i, j) with j < i, as positions p in A.values (0-based), in increasing j,
+/// at pos[row_ptr[i] .. row_ptr[i+1]); col_ptr is A.colptr. `id` is unique
+/// to each index built in the process (a device copy keyed by it is
+/// refreshed when the index is rebuilt at the same address). Memory:
+/// (2n + 2 + nnz − entries on the diagonal) idx_t.
+struct NormRowsIndex {
+  idx_t n = 0;
+  std::vector<idx_t> col_ptr, row_ptr, pos;
+  std::uint64_t id = 0;
+};
+
+/// Builds the index of A (its pattern only). O(n + nnz).
+NormRowsIndex symmetric_norm_rows_index(const CscMatrix& A);
+
+/// ‖A‖∞ by rows over the index X of A's pattern: row i's sum is its entries
+/// left of the diagonal in increasing column order, then plus the sum of
+/// column i's entries on and below the diagonal (in their order): the
+/// operations of symmetric_norm_inf(A) in the same order, so a finite result
+/// is that function's value bitwise. The largest row sum in IEEE bit order:
+/// NaN when a row sum is NaN, else +inf when one is infinite (a non-finite
+/// value, or an overflow). The reference of the GPU kernel.
+double symmetric_norm_inf_by_rows(const NormRowsIndex& X, const double* values);
 
 /// C = P A Pᵀ restricted to its lower triangle, with perm[k] = the original
 /// index placed at position k (so C(k,l) = A(perm[k], perm[l])).

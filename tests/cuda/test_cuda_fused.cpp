@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -476,6 +477,87 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
   ASSERT_EQ(solver.graph().tasks.size(), 1u) << "activsg2000_hykkt_10 is one fused task";
   check(big, "activsg2000_hykkt_10");
 #endif
+}
+
+/// ‖A‖∞ from the GPU (DeviceNormRequest): refactorisations whose graph is
+/// one fused task run inline take it from the device (one result each, no
+/// host pass: FactorPhases::overlapped 0), equal bit for bit to the host's
+/// symmetric_norm_inf of the new values (a·A + shift·I, fresh seeded a and
+/// shift, some values negated), and solve to a backward error <= 1e-14; a
+/// NaN or an infinite value is refused as on the CPU (invalid_argument
+/// naming the entry); a row whose finite values overflow its sum is not an
+/// error and gives ‖A‖∞ = +inf as the host pass does. On a banded random
+/// matrix, activsg2000_hykkt_10 (latency rule) and lap2d 100².
+/// STARFRONT_DEVICE_NORM=0 or STARFRONT_FUSED_INLINE=0 (knobs): no device
+/// result, the same values.
+TEST(CudaFused, RefactorizeTakesTheNormFromTheGpu) {
+  std::unique_ptr<StarpuRuntime> rt;
+  START_GPU_ONLY_RUNTIME(rt);
+  const char* dn = std::getenv("STARFRONT_DEVICE_NORM");
+  const char* ik = std::getenv("STARFRONT_FUSED_INLINE");
+  const bool on = !(dn && std::string(dn) == "0") && !(ik && std::string(ik) == "0");
+  std::vector<std::pair<std::string, CscMatrix>> ms;
+  ms.emplace_back("banded n=2000", random_banded_spd(2000, 10, 47));
+  CscMatrix grid;
+  ASSERT_TRUE(read_matrix_market((data_dir() / "spd" / "activsg2000_hykkt_10.mtx").string(), grid).ok());
+  ms.emplace_back("activsg2000_hykkt_10", std::move(grid));
+  CscMatrix lap;
+  ASSERT_TRUE(laplace2d(100, lap).ok());
+  ms.emplace_back("lap2d 100", std::move(lap));
+  std::mt19937_64 rng(20261205);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (const auto& [name, A] : ms) {
+    SCOPED_TRACE(name);
+    Solver solver;
+    AnalysisOptions ao;
+    ao.latency_rule_front = kGpuFusedFront;
+    ASSERT_TRUE(solver.analyse(A, ao, gpu_graph_options(3, kGpuFusedFront)).ok());
+    ASSERT_EQ(solver.graph().tasks.size(), 1u) << "one fused task";
+    CscMatrix B = A;
+    for (int rep = 0; rep < 3; ++rep) {
+      const double a = u(rng), shift = u(rng);
+      for (idx_t j = 0; j < B.n; ++j)
+        for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
+          B.values[p] = a * A.values[p] + (B.rowind[p] == j ? shift : 0.0);
+      const long long d0 = device_norm_results();
+      const Status st = solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+      ASSERT_TRUE(st.ok()) << rep << ": " << st.message;
+      EXPECT_EQ(device_norm_results() - d0, on ? 1 : 0) << rep;
+      EXPECT_EQ(solver.matrix_norm_inf(), symmetric_norm_inf(B)) << rep;  // bit for bit
+      if (on) {
+        EXPECT_EQ(solver.stats().factor.phases.overlapped, 0.0) << rep;
+      }
+      const std::vector<double> b = testing::random_vector(B.n, 60 + rep);
+      std::vector<double> x = b;
+      ASSERT_TRUE(solver.solve(x.data(), 1, B.n).ok());
+      EXPECT_LE(backward_error(B, x.data(), b.data()), 1e-14) << rep;
+    }
+    for (double bad : {std::nan(""), -std::numeric_limits<double>::infinity()}) {
+      CscMatrix C = B;
+      const std::size_t at = C.values.size() / 3;
+      C.values[at] = bad;
+      const Status st = solver.refactorize(C.values.data(), FactorOptions{}, Executor::starpu);
+      EXPECT_EQ(st.code, StatusCode::invalid_argument) << bad;
+      EXPECT_NE(st.message.find("not finite"), std::string::npos) << st.message;
+    }
+    // Two finite values of one row whose sum overflows: the same outcome as
+    // the sequential executor's (the host pass decides), ‖A‖∞ = +inf.
+    CscMatrix O = B;
+    const NormRowsIndex X = symmetric_norm_rows_index(O);
+    idx_t row = -1;
+    for (idx_t i = 0; i < O.n && row < 0; ++i)
+      if (X.row_ptr[i + 1] > X.row_ptr[i]) row = i;
+    ASSERT_GE(row, 0);
+    O.values[X.pos[X.row_ptr[row]]] = std::numeric_limits<double>::max();
+    O.values[O.colptr[row]] = std::numeric_limits<double>::max();
+    const Status gpu = solver.refactorize(O.values.data(), FactorOptions{}, Executor::starpu);
+    const double gpu_norm = gpu.ok() ? solver.matrix_norm_inf() : -1.0;
+    const Status cpu = solver.refactorize(O.values.data(), FactorOptions{}, Executor::sequential);
+    EXPECT_EQ(gpu.code, cpu.code) << gpu.message << " | " << cpu.message;
+    if (gpu.ok()) {
+      EXPECT_EQ(gpu_norm, std::numeric_limits<double>::infinity());
+    }
+  }
 }
 
 /// The C API's default analysis on the GPU graph (STARFRONT_AMALGAMATE_AUTO

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -229,6 +230,64 @@ TEST(CscKernels, NormOverSeveralThreadsMatchesOne) {
       double sum = 0;
       (void)symmetric_norm_inf(B, &sum, 3);
       EXPECT_FALSE(std::isfinite(sum)) << "n " << A.n;
+    }
+  }
+}
+
+/// The row-wise norm (symmetric_norm_rows_index, symmetric_norm_inf_by_rows,
+/// the GPU kernel's reference): bitwise symmetric_norm_inf on random
+/// matrices (missing diagonals, empty columns, n = 1) and activsg2000_hykkt_10
+/// with fresh seeded values of both signs; the index lists each row's
+/// entries left of the diagonal once, by increasing column; a NaN anywhere
+/// gives NaN, an infinite value +inf, an overflowing row sum +inf; each
+/// index gets its own id.
+TEST(CscKernels, NormByRowsIsTheColumnPassBitwise) {
+  std::mt19937_64 rng(4545);
+  std::vector<CscMatrix> mats;
+  for (idx_t n : {1, 2, 9, 60, 300, 1000}) mats.push_back(random_csc(n, rng));
+  CscMatrix real;
+  const Status rd = read_matrix_market(std::string(STARFRONT_DATA_DIR) + "/spd/activsg2000_hykkt_10.mtx", real);
+  ASSERT_TRUE(rd.ok()) << rd.message;
+  mats.push_back(real);
+  std::uniform_real_distribution<double> u(-3.0, 3.0);
+  std::uint64_t last_id = 0;
+  for (CscMatrix& A : mats) {
+    for (double& v : A.values) v = u(rng) * std::pow(10.0, std::uniform_int_distribution<int>(-5, 5)(rng));
+    const NormRowsIndex X = symmetric_norm_rows_index(A);
+    EXPECT_NE(X.id, last_id);
+    last_id = X.id;
+    ASSERT_EQ(static_cast<idx_t>(X.row_ptr.size()), A.n + 1);
+    // Brute force: each row's positions left of the diagonal, by column.
+    std::vector<std::vector<idx_t>> rows(static_cast<std::size_t>(A.n));
+    for (idx_t j = 0; j < A.n; ++j)
+      for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
+        if (A.rowind[p] != j) rows[A.rowind[p]].push_back(p);
+    for (idx_t i = 0; i < A.n; ++i)
+      EXPECT_EQ(std::vector<idx_t>(X.pos.begin() + X.row_ptr[i], X.pos.begin() + X.row_ptr[i + 1]), rows[i]);
+    EXPECT_EQ(symmetric_norm_inf_by_rows(X, A.values.data()), symmetric_norm_inf(A)) << "n " << A.n;
+    const std::size_t last = A.values.size() - 1;
+    for (double bad : {std::nan(""), -std::nan(""), std::numeric_limits<double>::infinity(),
+                       -std::numeric_limits<double>::infinity()}) {
+      CscMatrix B = A;
+      B.values[last] = bad;
+      const double m = symmetric_norm_inf_by_rows(X, B.values.data());
+      if (std::isnan(bad)) {
+        EXPECT_TRUE(std::isnan(m)) << "n " << A.n;
+      } else {
+        EXPECT_EQ(m, std::numeric_limits<double>::infinity()) << "n " << A.n;
+      }
+    }
+    // Two finite values in one row whose sum overflows: an entry left of
+    // the diagonal of row i and the first entry of column i.
+    idx_t row = -1;
+    for (idx_t i = 0; i < A.n && row < 0; ++i)
+      if (X.row_ptr[i + 1] > X.row_ptr[i] && A.colptr[i + 1] > A.colptr[i]) row = i;
+    if (row >= 0) {
+      CscMatrix C = A;
+      C.values[X.pos[X.row_ptr[row]]] = std::numeric_limits<double>::max();
+      C.values[A.colptr[row]] = std::numeric_limits<double>::max();
+      EXPECT_EQ(symmetric_norm_inf_by_rows(X, C.values.data()), std::numeric_limits<double>::infinity());
+      EXPECT_EQ(symmetric_norm_inf(C), std::numeric_limits<double>::infinity());
     }
   }
 }

@@ -282,7 +282,7 @@ void write_task_log(const char* path, const TaskGraph& G, const TaskProgress::Re
 /// and factor are then meaningless. values_finite: as factorize_starpu.
 Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
                       FactorStats* stats, bool values_finite, bool deferred, bool& deferred_failed,
-                      const std::function<void()>& while_running) {
+                      const std::function<void()>& while_running, DeviceNormRequest* device_norm = nullptr) {
   deferred_failed = false;
   if (!starpu_is_initialized())
     return Status::error(StatusCode::runtime_error, "StarPU is not started");
@@ -570,15 +570,18 @@ Status factorize_pass(const TaskGraph& G, const CscMatrix& A, const FactorOption
     timer.lap(ph.submit);
     // while_running runs once, while the kernel runs, or after a failure
     // that stopped the task before its launch.
+    // With a DeviceNormRequest the GPU computes ‖A‖∞ after the fused
+    // kernel; the caller's host pass then does not run here.
     bool ran_between = false;
+    ctx.device_norm = device_norm;
     const std::function<void()> between = [&] {
       ran_between = true;
-      if (while_running) while_running();
+      if (while_running && !(device_norm && device_norm->launched)) while_running();
     };
     // (false: no CUDA worker found, nothing ran: the task is submitted)
     ran_inline = run_subtree_inline(G, 0, run->gpu->fused, ctx, mapped_panel[0], between);
     if (ran_inline) {
-      if (!ran_between && while_running) while_running();
+      if (!ran_between && while_running && !(device_norm && device_norm->launched)) while_running();
       submitted = 1;
       ++g_direct_subtree_tasks;
       timer.lap(ph.execute);
@@ -801,10 +804,11 @@ std::unique_ptr<NumericFactor::PinRelease> pin_for_gpus(void* p, std::size_t byt
 }
 
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts, NumericFactor& F,
-                        FactorStats* stats, bool values_finite, const std::function<void()>& while_running) {
+                        FactorStats* stats, bool values_finite, const std::function<void()>& while_running,
+                        DeviceNormRequest* device_norm) {
   bool deferred_failed = false;
   Status st = factorize_pass(G, A, opts, F, stats, values_finite, deferred_pivots_enabled(), deferred_failed,
-                             while_running);
+                             while_running, device_norm);
   if (!deferred_failed) return st;
   // A GPU front failed its deferred pivot test. Everything computed after it
   // is garbage: factorise again with the pivot test of every GPU front on

@@ -76,8 +76,13 @@ void set_mapped_panels_without_cuda(bool on);
 /// backward error, overlapped with the GPU). It must not touch F or StarPU
 /// data; it is not called when the factorisation fails before the graph
 /// runs (the caller tells from its own state whether it ran).
+/// device_norm (optional; Cholesky): when the graph runs as one fused task
+/// inline on a GPU (run_subtree_inline), ‖A‖∞ is computed there after the
+/// kernel (DeviceNormRequest) and while_running is then not called;
+/// otherwise device_norm->launched stays false.
 Status factorize_starpu(const TaskGraph& G, const CscMatrix& A, const FactorOptions& opts,
                         NumericFactor& F, FactorStats* stats = nullptr, bool values_finite = false,
-                        const std::function<void()>& while_running = {});
+                        const std::function<void()>& while_running = {},
+                        DeviceNormRequest* device_norm = nullptr);
 
 }  // namespace starfront

@@ -317,6 +317,14 @@ long long inline_subtree_tasks() {
 #endif
 }
 
+long long device_norm_results() {
+#ifdef STARFRONT_HAVE_CUDA
+  return cuda_device_norms();
+#else
+  return 0;
+#endif
+}
+
 bool cuda_codelets_built() {
 #ifdef STARFRONT_HAVE_CUDA
   return true;

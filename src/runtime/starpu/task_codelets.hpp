@@ -259,6 +259,9 @@ bool run_subtree_inline(const TaskGraph& G, idx_t ti, const FusedSubtreeIndex& X
 /// Subtree tasks run by run_subtree_inline since the process started (0
 /// without CUDA).
 long long inline_subtree_tasks();
+/// ‖A‖∞ results computed on a GPU for a DeviceNormRequest since the process
+/// started (0 without CUDA).
+long long device_norm_results();
 
 /// Largest front order that the fused GPU subtree kernel holds in shared
 /// memory on every CUDA device (fused_subtree_kernel.hpp:
