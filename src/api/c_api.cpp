@@ -39,6 +39,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <new>
 #include <string>
 #include <vector>
@@ -531,10 +532,12 @@ double panel_doubles(const starfront::SymbolicFactor& S) {
 
 /// With 32-bit indices and n(n+1)/2 > INT32_MAX the factor may not fit: the
 /// symbolic analysis runs first (without the plan and task graph, which would
-/// be as large as the factor), and its final order becomes the user ordering
-/// of the Solver's analysis, so that the ordering is computed once.
+/// be as large as the factor) and, when its sizes fit, is handed to the
+/// Solver in `pre` (Solver::analyse with a SymbolicFactor), so that the
+/// ordering and amalgamation are computed once and the factor is that of
+/// the analysis checked (its ordering and the latency rule's choice kept).
 starfront_status precheck_int32(const char* fn, const starfront_factor& F,
-                                starfront::AnalysisOptions& ao) {
+                                const starfront::AnalysisOptions& ao, std::optional<starfront::SymbolicFactor>& pre) {
   const double n = static_cast<double>(F.desc.n);
   if (F.desc.itype != STARFRONT_INT32 || n * (n + 1) / 2 <= std::numeric_limits<int32_t>::max())
     return STARFRONT_OK;
@@ -542,12 +545,7 @@ starfront_status precheck_int32(const char* fn, const starfront_factor& F,
   if (const Status st = starfront::analyse(F.A, ao, S); !st.ok()) return fail(fn, st, F.desc.base);
   if (const starfront_status s = check_int32_sizes(fn, F, S, panel_doubles(S)); s != STARFRONT_OK)
     return s;
-  ao.ordering = starfront::OrderingMethod::user;
-  ao.user_perm = S.perm;
-  // The amalgamation S used (the latency rule's choice, made once).
-  ao.latency_rule_front = 0;
-  ao.relax_critical_path = S.critical_path_amalgamation;
-  ao.relax_max_front = S.amalgamation_max_front;
+  pre = std::move(S);  // the analysis itself goes on (not made again)
   return STARFRONT_OK;
 }
 
@@ -816,8 +814,11 @@ starfront_status starfront_analyse(starfront_runtime* rt, const starfront_matrix
       return s;
     if (const starfront_status s = build_private(fn, *h); s != STARFRONT_OK) return s;
     h->desc.ptr = h->desc.ind = nullptr;  // never kept
-    if (const starfront_status s = precheck_int32(fn, *h, ao); s != STARFRONT_OK) return s;
-    if (const Status st = h->solver.analyse(h->A, ao, go); !st.ok()) return fail(fn, st, h->desc.base);
+    std::optional<starfront::SymbolicFactor> pre;
+    if (const starfront_status s = precheck_int32(fn, *h, ao, pre); s != STARFRONT_OK) return s;
+    if (const Status st = pre ? h->solver.analyse(h->A, std::move(*pre), go) : h->solver.analyse(h->A, ao, go);
+        !st.ok())
+      return fail(fn, st, h->desc.base);
     // Without MPI the values go into the solver's buffer (value_target):
     // the private matrix keeps its pattern only.
     if (!(rt && runtime_is_mpi(*rt))) std::vector<double>().swap(h->A.values);

@@ -51,12 +51,28 @@ bool pin_values_enabled() {
 Status Solver::analyse(const CscMatrix& A, const AnalysisOptions& opts,
                        const GraphOptions& graph_opts) {
   analysed_ = factorized_ = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  SymbolicFactor sym;
+  Status st = starfront::analyse(A, opts, sym);
+  if (!st.ok()) return st;
+  return analyse_symbolic(A, std::move(sym), graph_opts, t0);
+}
+
+Status Solver::analyse(const CscMatrix& A, SymbolicFactor sym, const GraphOptions& graph_opts) {
+  analysed_ = factorized_ = false;
+  if (sym.n != A.n || static_cast<idx_t>(sym.perm.size()) != A.n)
+    return Status::error(StatusCode::invalid_argument,
+                         "analyse: the symbolic factor (n=" + std::to_string(sym.n) + ") is not of A (n=" +
+                             std::to_string(A.n) + ")");
+  return analyse_symbolic(A, std::move(sym), graph_opts, std::chrono::steady_clock::now());
+}
+
+Status Solver::analyse_symbolic(const CscMatrix& A, SymbolicFactor sym, const GraphOptions& graph_opts,
+                                std::chrono::steady_clock::time_point t0) {
   norm_index_built_ = false;  // a new pattern
   process_solve_ = ProcessSolve{};
-  const auto t0 = std::chrono::steady_clock::now();
-  Status st = starfront::analyse(A, opts, sym_);
-  if (!st.ok()) return st;
-  st = build_front_plan(A, sym_, plan_);
+  sym_ = std::move(sym);
+  Status st = build_front_plan(A, sym_, plan_);
   if (!st.ok()) return st;
   st = build_task_graph(plan_, graph_opts, graph_);
   if (!st.ok()) return st;
@@ -226,20 +242,30 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
     return !(e && std::string(e) == "0");
   }();
   DeviceNormRequest device_norm;
-  if (deferred && device_norm_knob) {
+  // (Only a graph of one fused task can run inline: the index, 1.5 nnz
+  // indices, is built for those only.)
+  const bool want_device_norm = exec == Executor::starpu && device_norm_knob &&
+                                (opts.method == FactorMethod::llt || opts.method == FactorMethod::automatic) &&
+                                graph_.tasks.size() == 1 && graph_.tasks[0].kind == TaskKind::subtree;
+  if (want_device_norm) {
     if (!norm_index_built_) {
       norm_index_ = symmetric_norm_rows_index(a_);
       norm_index_built_ = true;
     }
     device_norm.index = &norm_index_;
   }
+  // The GPU's result when it is finite (then every value is finite too).
+  auto take_device_norm = [&] {
+    if (norm < 0 && device_norm.launched && device_norm.norm >= 0 && std::isfinite(device_norm.norm))
+      norm = device_norm.norm;
+    return norm >= 0;
+  };
   std::function<Status()> check_after;
   if (deferred)
     check_after = [&] {
-      if (norm < 0 && device_norm.launched && device_norm.norm >= 0 && std::isfinite(device_norm.norm)) {
-        norm = device_norm.norm;  // finite row sums: every value is finite
-        return Status::success();
-      }
+      // Finite row sums from the GPU (the host pass did not run): every
+      // value is finite.
+      if (norm < 0 && take_device_norm()) return Status::success();
       norm_pass();  // (not yet run if the graph ended first)
       // A finite sum means finite values; a sum that overflowed is checked
       // value by value.
@@ -247,11 +273,12 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
       Status c = check_values(plan_, a_);
       return c.ok() ? Status::error(StatusCode::invalid_argument, "refactorize: a value of A is not finite") : c;
     };
-  st = run_method(a_, opts, exec, norm_pass, check_after, deferred ? &device_norm : nullptr);
+  st = run_method(a_, opts, exec, norm_pass, check_after, want_device_norm ? &device_norm : nullptr);
   values_finite_ = false;
   factorized_ = st.ok();
   if (factorized_) {
     refine_steps_ = opts.refine_steps;
+    take_device_norm();
     norm_a_ = norm >= 0 ? norm : symmetric_norm_inf(a_);
   }
   FactorStats& fs = stats_.factor;

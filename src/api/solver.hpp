@@ -3,6 +3,7 @@
 // pattern), solve. Owns its symbolic factor, plan and numeric factor.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +56,11 @@ class Solver {
   /// Errors: see analyse(), build_front_plan() and build_task_graph().
   Status analyse(const CscMatrix& A, const AnalysisOptions& opts,
                  const GraphOptions& graph_opts = GraphOptions{});
+  /// The same with an analysis of A's pattern already made (analyse() of
+  /// analysis/symbolic.hpp on this A; not checked beyond n): the plan and the
+  /// graph are built from it. Errors: invalid_argument (sym of another n),
+  /// and those of build_front_plan() and build_task_graph().
+  Status analyse(const CscMatrix& A, SymbolicFactor sym, const GraphOptions& graph_opts = GraphOptions{});
 
   /// Numeric factorisation of A, whose pattern must be the analysed one
   /// (invalid_argument naming the first differing column otherwise).
@@ -206,6 +212,10 @@ class Solver {
 
  private:
   Status check_pattern(const CscMatrix& A) const;
+  /// Both analyse(): the plan and graph from sym (kept), the stats' analysis
+  /// time counted from t0.
+  Status analyse_symbolic(const CscMatrix& A, SymbolicFactor sym, const GraphOptions& graph_opts,
+                          std::chrono::steady_clock::time_point t0);
 
   /// while_running: work for this thread while a StarPU graph runs
   /// (factorize_starpu); not called by the sequential executor.

@@ -15,6 +15,7 @@
 #include "analysis/analyse.hpp"
 #include "api/api_inputs.hpp"
 #include "io/matrix_market.hpp"
+#include "sparse/generators.hpp"
 #include "starfront/starfront.h"
 
 namespace starfront::testing {
@@ -622,6 +623,48 @@ TEST_F(CApi, AnalysisUsedNamesTheChoice) {
   }
   starfront_ordering ord;
   EXPECT_FAILS(starfront_analysis_used(nullptr, &ord, nullptr), STARFRONT_INVALID_ARGUMENT, "F is NULL");
+}
+
+/// With 32-bit indices and n(n+1)/2 > INT32_MAX the analysis is made once
+/// for the size check and handed on: the same supernodes, nnz(L) and
+/// reported ordering and amalgamation as with 64-bit indices (lap2d 260²,
+/// n = 67600; before, the final order was analysed again as a user
+/// ordering: another tree and USER reported), and it solves.
+TEST_F(CApi, Int32AnalysisIsTheInt64One) {
+  CscMatrix A;
+  ASSERT_TRUE(laplace2d(260, A).ok());
+  ASSERT_GT(static_cast<double>(A.n) * (A.n + 1) / 2, 2147483647.0);
+  struct Seen {
+    starfront_stats st{};
+    starfront_ordering ord = STARFRONT_ORDERING_AUTO;
+    starfront_amalgamation am = STARFRONT_AMALGAMATE_AUTO;
+  };
+  auto run = [&](starfront_index_type it, starfront_ordering ord, Seen& out) {
+    const CallerMatrix M = make_caller_matrix(A, STARFRONT_LOWER, STARFRONT_CSC, 0, it, 53);
+    starfront_analysis_options ao;
+    starfront_analysis_options_init(&ao);
+    ao.ordering = ord;
+    starfront_factor* F = nullptr;
+    ASSERT_EQ(starfront_analyse(nullptr, &M.desc, &ao, &F), STARFRONT_OK) << last_error();
+    factors_.push_back(F);
+    ASSERT_EQ(starfront_get_stats(F, &out.st), STARFRONT_OK);
+    ASSERT_EQ(starfront_analysis_used(F, &out.ord, &out.am), STARFRONT_OK);
+    if (it == STARFRONT_INT32 && ord == STARFRONT_ORDERING_AUTO) {
+      ASSERT_EQ(starfront_factorize(F, &M.desc, nullptr), STARFRONT_OK) << last_error();
+      solve(F, random_vector(A.n, 54));
+    }
+  };
+  for (starfront_ordering ord : {STARFRONT_ORDERING_AUTO, STARFRONT_ORDERING_SCOTCH_PATH}) {
+    SCOPED_TRACE(ord);
+    Seen s32, s64;
+    run(STARFRONT_INT32, ord, s32);
+    run(STARFRONT_INT64, ord, s64);
+    EXPECT_EQ(s32.st.supernodes, s64.st.supernodes);
+    EXPECT_EQ(s32.st.nnz_l, s64.st.nnz_l);
+    EXPECT_EQ(s32.ord, s64.ord);
+    EXPECT_NE(s32.ord, STARFRONT_ORDERING_USER);
+    EXPECT_EQ(s32.am, s64.am);
+  }
 }
 
 TEST_F(CApi, StatisticsAndMemoryEstimates) {

@@ -520,7 +520,16 @@ TEST(CudaFused, RefactorizeTakesTheNormFromTheGpu) {
         for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
           B.values[p] = a * A.values[p] + (B.rowind[p] == j ? shift : 0.0);
       const long long d0 = device_norm_results();
-      const Status st = solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
+      // Rounds 0 and 2 copy the values in (checked while copied), round 1
+      // writes them into the solver's buffer (checked after the kernel).
+      const double* vals = B.values.data();
+      if (rep == 1) {
+        double* vb = solver.values_buffer();
+        ASSERT_NE(vb, nullptr);
+        std::copy(B.values.begin(), B.values.end(), vb);
+        vals = vb;
+      }
+      const Status st = solver.refactorize(vals, FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << rep << ": " << st.message;
       EXPECT_EQ(device_norm_results() - d0, on ? 1 : 0) << rep;
       EXPECT_EQ(solver.matrix_norm_inf(), symmetric_norm_inf(B)) << rep;  // bit for bit
@@ -532,14 +541,22 @@ TEST(CudaFused, RefactorizeTakesTheNormFromTheGpu) {
       ASSERT_TRUE(solver.solve(x.data(), 1, B.n).ok());
       EXPECT_LE(backward_error(B, x.data(), b.data()), 1e-14) << rep;
     }
-    for (double bad : {std::nan(""), -std::numeric_limits<double>::infinity()}) {
-      CscMatrix C = B;
-      const std::size_t at = C.values.size() / 3;
-      C.values[at] = bad;
-      const Status st = solver.refactorize(C.values.data(), FactorOptions{}, Executor::starpu);
-      EXPECT_EQ(st.code, StatusCode::invalid_argument) << bad;
-      EXPECT_NE(st.message.find("not finite"), std::string::npos) << st.message;
-    }
+    for (double bad : {std::nan(""), -std::numeric_limits<double>::infinity()})
+      for (bool buffer : {false, true}) {
+        CscMatrix C = B;
+        const std::size_t at = C.values.size() / 3;
+        C.values[at] = bad;
+        const double* vals = C.values.data();
+        if (buffer) {
+          double* vb = solver.values_buffer();
+          ASSERT_NE(vb, nullptr);
+          std::copy(C.values.begin(), C.values.end(), vb);
+          vals = vb;
+        }
+        const Status st = solver.refactorize(vals, FactorOptions{}, Executor::starpu);
+        EXPECT_EQ(st.code, StatusCode::invalid_argument) << bad << (buffer ? " (buffer)" : "");
+        EXPECT_NE(st.message.find("not finite"), std::string::npos) << st.message;
+      }
     // Two finite values of one row whose sum overflows: the same outcome as
     // the sequential executor's (the host pass decides), ‖A‖∞ = +inf.
     CscMatrix O = B;
@@ -550,7 +567,10 @@ TEST(CudaFused, RefactorizeTakesTheNormFromTheGpu) {
     ASSERT_GE(row, 0);
     O.values[X.pos[X.row_ptr[row]]] = std::numeric_limits<double>::max();
     O.values[O.colptr[row]] = std::numeric_limits<double>::max();
-    const Status gpu = solver.refactorize(O.values.data(), FactorOptions{}, Executor::starpu);
+    double* vb = solver.values_buffer();
+    ASSERT_NE(vb, nullptr);
+    std::copy(O.values.begin(), O.values.end(), vb);
+    const Status gpu = solver.refactorize(vb, FactorOptions{}, Executor::starpu);
     const double gpu_norm = gpu.ok() ? solver.matrix_norm_inf() : -1.0;
     const Status cpu = solver.refactorize(O.values.data(), FactorOptions{}, Executor::sequential);
     EXPECT_EQ(gpu.code, cpu.code) << gpu.message << " | " << cpu.message;

@@ -71,7 +71,9 @@ void add_analysis_options(CLI::App* app, starfront::tools::SolveArgs& a) {
                 "ordering by path when --ordering is scotch, --relax-path, --max-front " +
                     std::to_string(starfront::kGpuFusedFront) +
                     ") when all its fronts fit the fused GPU kernel and its modelled critical path is shorter; "
-                    "--no-latency-rule keeps the default analysis (so do --relax-path and --max-front)");
+                    "--no-latency-rule keeps the default analysis (so do --relax-path and --max-front); "
+                    "ignored without the GPU graph")
+      ->disable_flag_override();
 }
 
 /// Task-graph options shared by `solve` and `plan`.

@@ -425,7 +425,11 @@ void print_human(const nlohmann::json& j) {
             << j.value("ordering", std::string("-"));
   if (j["ordering_used"].is_string() && j["amalgamation_used"].is_string())
     std::cout << " (" << j["ordering_used"].get<std::string>() << ", " << j["amalgamation_used"].get<std::string>()
-              << " amalgamation" << (j["latency_rule"].is_object() ? ", by the latency rule" : "") << ")";
+              << " amalgamation"
+              << (!j["latency_rule"].is_object() ? ""
+                  : j["latency_rule"]["chose_critical_path"] == true ? ", chosen by the latency rule"
+                                                                     : ", kept by the latency rule")
+              << ")";
   std::cout << ", executor " << j.value("executor", std::string("-"));
   if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
