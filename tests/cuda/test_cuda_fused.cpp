@@ -94,6 +94,14 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) 
   return s > 0 ? d / s : d;
 }
 
+/// B = a·A + shift·I on A's pattern (B's pattern must be A's): the new
+/// values of the refactorisation tests.
+void scale_shift(const CscMatrix& A, double a, double shift, CscMatrix& B) {
+  for (idx_t j = 0; j < A.n; ++j)
+    for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
+      B.values[p] = a * A.values[p] + (A.rowind[p] == j ? shift : 0.0);
+}
+
 long long subtree_tasks(const TaskGraph& G) { return graph_stats(G).by_kind[static_cast<int>(TaskKind::subtree)]; }
 
 /// GPU graph (gpu_graph_options) and the default graph: the factor of the
@@ -357,9 +365,7 @@ TEST(CudaFused, RefactorisationKeepsGpuMemoryFlat) {
   std::uniform_real_distribution<double> u(0.5, 2.0);
   for (int rep = 0; rep < 100; ++rep) {
     const double a = u(rng), shift = u(rng);  // B = a·A + shift·I: SPD, new values
-    for (idx_t j = 0; j < B.n; ++j)
-      for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
-        B.values[p] = a * A.values[p] + (B.rowind[p] == j ? shift : 0.0);
+    scale_shift(A, a, shift, B);
     const Status st = solver.factorize(B, FactorOptions{}, Executor::starpu);
     ASSERT_TRUE(st.ok()) << "refactorisation " << rep << ": " << st.message;
     if (rep % 10 == 9) {  // against the CPU (tolerance as in FactorEqualsCpuOnRandomAndRealSpd)
@@ -412,9 +418,7 @@ TEST(CudaFused, RefactorizePinsItsValuesAndMatchesCpu) {
     CscMatrix B = A0;
     for (int rep = 0; rep < 3; ++rep) {
       const double a = u(rng), shift = u(rng);
-      for (idx_t j = 0; j < B.n; ++j)
-        for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
-          B.values[p] = a * A0.values[p] + (B.rowind[p] == j ? shift : 0.0);
+      scale_shift(A0, a, shift, B);
       const Status st = solver.refactorize(B.values.data(), FactorOptions{}, Executor::starpu);
       ASSERT_TRUE(st.ok()) << what << " " << rep << ": " << st.message;
       const std::vector<double> gpu = solver.factor().Lx;
@@ -516,9 +520,7 @@ TEST(CudaFused, RefactorizeTakesTheNormFromTheGpu) {
     CscMatrix B = A;
     for (int rep = 0; rep < 3; ++rep) {
       const double a = u(rng), shift = u(rng);
-      for (idx_t j = 0; j < B.n; ++j)
-        for (idx_t p = B.colptr[j]; p < B.colptr[j + 1]; ++p)
-          B.values[p] = a * A.values[p] + (B.rowind[p] == j ? shift : 0.0);
+      scale_shift(A, a, shift, B);
       const long long d0 = device_norm_results();
       // Rounds 0 and 2 copy the values in (checked while copied), round 1
       // writes them into the solver's buffer (checked after the kernel).
@@ -645,9 +647,7 @@ TEST(CudaFused, CApiDefaultTakesTheCriticalPathAnalysisOnAPowerGrid) {
     for (int rep = 0; rep < 3; ++rep) {
       const double a = u(rng), shift = u(rng);
       CscMatrix B = A;
-      for (idx_t j = 0; j < A.n; ++j)
-        for (idx_t p = A.colptr[j]; p < A.colptr[j + 1]; ++p)
-          B.values[p] = a * A.values[p] + (A.rowind[p] == j ? shift : 0.0);
+      scale_shift(A, a, shift, B);
       ASSERT_EQ(starfront_refactorize(F, B.values.data(), nullptr), STARFRONT_OK) << starfront_last_error();
       const std::vector<double> b = testing::random_vector(A.n, 31 + rep);
       std::vector<double> x = b;
