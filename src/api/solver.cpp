@@ -19,8 +19,8 @@ namespace {
 
 /// Threads of the refactorisation's ‖A‖∞ pass (symmetric_norm_inf): 1 by
 /// default; STARFRONT_NORM_THREADS=T (1..64, read once; measurement knob:
-/// more threads were no faster on the 2-core build machine and are not yet
-/// measured on a many-core GPU host, bench/README.md, session 44).
+/// more threads were no faster on the 2-core build machine, and within the
+/// noise on the 16-core H200 host: bench/README.md, session 44).
 int norm_threads() {
   static const int threads = [] {
     const char* e = std::getenv("STARFRONT_NORM_THREADS");
@@ -34,8 +34,15 @@ int norm_threads() {
   return threads;
 }
 
-}  // namespace
-namespace {
+/// STARFRONT_DEVICE_NORM=0 keeps refactorize's ‖A‖∞ on the host when the
+/// GPU could compute it (DeviceNormRequest; measurement knob).
+bool device_norm_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("STARFRONT_DEVICE_NORM");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
 
 /// STARFRONT_PIN_VALUES=0 leaves A's values pageable (measurement knob).
 bool pin_values_enabled() {
@@ -220,9 +227,8 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // ‖A‖∞ (for the solve's backward errors) on this thread while the graph
   // runs on the workers, off the refactorisation's critical path: one
   // scattered pass over A (activsg2000's 154k entries: about 0.3 ms on the
-  // 2-core build machine). A fused GPU kernel of the critical-path
-  // analysis takes about as long (0.3 ms on the H200), so the pass can be
-  // split over norm_threads() threads (STARFRONT_NORM_THREADS).
+  // 2-core build machine), split over norm_threads() threads
+  // (STARFRONT_NORM_THREADS), unless the GPU computes it (below).
   double norm = -1.0, abs_sum = 0.0, t_norm = 0.0;
   auto norm_pass = [&] {
     if (norm >= 0) return;
@@ -235,16 +241,11 @@ Status Solver::refactorize(const double* values, const FactorOptions& opts, Exec
   // this thread's pass, which took longer than the kernel on the H200
   // machine (bench/README.md, session 45). Its finite result is the
   // pass's value bit for bit and means every value is finite; NaN or +inf
-  // sends the check to the host pass below. STARFRONT_DEVICE_NORM=0 keeps
-  // the host pass (measurement knob).
-  static const bool device_norm_knob = [] {
-    const char* e = std::getenv("STARFRONT_DEVICE_NORM");
-    return !(e && std::string(e) == "0");
-  }();
+  // sends the check to the host pass below (device_norm_enabled: a knob).
   DeviceNormRequest device_norm;
   // (Only a graph of one fused task can run inline: the index, 1.5 nnz
   // indices, is built for those only.)
-  const bool want_device_norm = exec == Executor::starpu && device_norm_knob &&
+  const bool want_device_norm = exec == Executor::starpu && device_norm_enabled() &&
                                 (opts.method == FactorMethod::llt || opts.method == FactorMethod::automatic) &&
                                 graph_.tasks.size() == 1 && graph_.tasks[0].kind == TaskKind::subtree;
   if (want_device_norm) {
