@@ -210,6 +210,9 @@ class PhaseTimer {
     phase += std::chrono::duration<double>(now - last_).count();
     last_ = now;
   }
+  /// The end of the last lap (the construction before the first): spans
+  /// taken from it line up with the phases exactly.
+  std::chrono::steady_clock::time_point last() const { return last_; }
 
  private:
   std::chrono::steady_clock::time_point last_;
