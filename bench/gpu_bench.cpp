@@ -3,11 +3,14 @@
 // dense cuSOLVER DPOTRF at the order of the largest front (the ceiling of one
 // front on the GPU) and cuSOLVER's sparse Cholesky (cusolverSp csrchol on
 // P·A·Pᵀ with starfront's permutation, factor time only: the GPU sparse
-// baseline). One process, one analysis per input (the same task graph for
-// both starfront runs). Median of --repeat timings after one warm-up; times
+// baseline). One process, one analysis per input (with --gpu-graph the
+// CPU-only run gets its own graph, from an analysis with the same options). Median of --repeat timings after one warm-up; times
 // in seconds, rates in TFLOP/s from starfront's exact flop count (CHOLMOD's
 // convention: Σ c_j² over the columns of L); ratios are baseline / starfront
-// GPU (> 1: the GPU run is faster). CHOLMOD is timed once after a warm-up
+// GPU (> 1: the GPU run is faster); "L GPU vs CPU" is ‖L_GPU − L_CPU‖_F /
+// ‖L_CPU‖_F between the two starfront runs' factors (issue 5: ≤ 1e-13;
+// "–" with --no-cpu, or when the CPU graph's separate analysis found
+// another permutation or other supernodes). CHOLMOD is timed once after a warm-up
 // (it is the slowest) for each OpenBLAS thread count of --cholmod-threads
 // (a comma-separated list, default "1,N": more threads are not always
 // faster for it, and issue 5 compares with its best count), and its best
@@ -270,11 +273,33 @@ struct Input {
   double flops = 0;
   double t_gpu = 0, t_cpu = 0, t_cholmod = 0, t_dense = 0, t_sp = 0;
   double berr_gpu = 0, berr_cpu = 0, berr_cholmod = 0;
+  /// ‖L_GPU − L_CPU‖_F / ‖L_CPU‖_F: the GPU run's factor against the CPU
+  /// run's (issue 5: ≤ 1e-13); negative when not compared (--no-cpu, or the
+  /// two analyses differ).
+  double l_diff = -1;
   int cholmod_threads = 0;  ///< the OpenBLAS thread count of t_cholmod (the best one)
   long long gpu_tasks = 0;
   GraphStats graph;                            ///< the analysed graph's tasks per kind
   std::array<long long, kTaskKinds> on_gpu{};  ///< per factorisation, tasks of each kind run by CUDA workers
 };
+
+/// ‖a − b‖_F / ‖b‖_F over two factors of the same analysis (Lx arrays of
+/// one plan: the layout depends on the symbolic factor only, not on the task
+/// graph); negative when they cannot be compared (other sizes).
+double factor_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.empty()) return -1.0;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// The table's entry for l_diff ("–" when not compared).
+std::string l_diff_text(double d) {
+  if (d < 0) return "–";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e", d);
+  return buf;
+}
 
 /// After a factorisation abandoned by the watchdog (its tasks never end, so
 /// StarPU cannot shut down): StarPU's memory per node and every thread's
@@ -708,15 +733,29 @@ int main(int argc, char** argv) {
       // not the GPU graph: its large fused subtrees are one CPU task each.
       Solver cpu_solver;
       Solver* cs = in.solver.get();
+      std::vector<double> l_gpu;  // the GPU run's factor, when the CPU run overwrites it
       if (gpu_graph) {
         if (Status st = cpu_solver.analyse(in.A, ao, cpu_go); !st.ok()) {
           std::fprintf(stderr, "gpu_bench: %s\n", st.message.c_str());
           return 1;
         }
         cs = &cpu_solver;
+      } else if (in.t_gpu > 0) {
+        l_gpu = in.solver->factor().Lx;
       }
       in.t_cpu = time_starpu(in, *cs, repeat, in.berr_cpu, fo);
       std::fprintf(stderr, "gpu_bench: %s CPU %.4f s\n", in.name.c_str(), in.t_cpu);
+      // Both runs factorised the same values; the CPU graph's analysis was
+      // made separately, so the factors compare only when it found the same
+      // permutation and the same supernodes.
+      if (in.t_gpu > 0 && in.t_cpu > 0) {
+        const SymbolicFactor &sg = in.solver->symbolic(), &sc = cs->symbolic();
+        if (sg.perm == sc.perm && sg.super_start == sc.super_start)
+          in.l_diff = factor_rel_diff(gpu_graph ? in.solver->factor().Lx : l_gpu, cs->factor().Lx);
+        else
+          std::fprintf(stderr, "gpu_bench: %s: the CPU run's analysis differs from the GPU run's: factors not compared\n",
+                       in.name.c_str());
+      }
     }
   }
   for (Input& in : inputs) {
@@ -742,16 +781,16 @@ int main(int argc, char** argv) {
               pin && std::string(pin) == "0" ? ", factor not page-locked" : "", ncpu,
               thread_list.c_str(), gpu_graph ? "GPU" : "default",
               static_cast<long long>(go.tile_size), static_cast<long long>(go.tile_threshold), repeat);
-  std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s (threads) | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| matrix | n | flops | max front | GPU s | TFLOP/s | GPU tile tasks | CPU s | TFLOP/s | CPU/GPU | CHOLMOD s (threads) | CHOLMOD/GPU | dense POTRF(max front) s | TFLOP/s | csrchol s | csrchol/GPU | berr GPU | berr CPU | berr CHOLMOD | L GPU vs CPU |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Input& in : inputs) {
     const double mf = static_cast<double>(in.max_front);
-    std::printf("| %s | %lld | %.3g | %lld | %.4f | %.2f | %lld | %.4f | %.2f | %.2f | %.4f (%d) | %.2f | %.5f | %.2f | %.4f | %.2f | %.1e | %.1e | %.1e |\n",
+    std::printf("| %s | %lld | %.3g | %lld | %.4f | %.2f | %lld | %.4f | %.2f | %.2f | %.4f (%d) | %.2f | %.5f | %.2f | %.4f | %.2f | %.1e | %.1e | %.1e | %s |\n",
                 in.name.c_str(), static_cast<long long>(in.A.n), in.flops, static_cast<long long>(in.max_front),
                 in.t_gpu, tf(in.flops, in.t_gpu), in.gpu_tasks, in.t_cpu, tf(in.flops, in.t_cpu),
                 in.t_cpu / in.t_gpu, in.t_cholmod, in.cholmod_threads, in.t_cholmod / in.t_gpu, in.t_dense,
                 tf(mf * mf * mf / 3.0, in.t_dense), in.t_sp, in.t_sp / in.t_gpu, in.berr_gpu, in.berr_cpu,
-                in.berr_cholmod);
+                in.berr_cholmod, l_diff_text(in.l_diff).c_str());
   }
   std::printf("\nTasks per kind: in the graph / run by CUDA workers per factorisation\n\n| matrix | tasks |");
   for (int k = 0; k < kTaskKinds; ++k) std::printf(" %s |", task_kind_name(static_cast<TaskKind>(k)));

@@ -29,9 +29,15 @@ the model's costs), and the plan's order for
 subtrees with the GPU tasks by the model's bottom levels. What-ifs scale the
 GPU costs of one step of the profile (assembly, DPOTRF, TRSM, SYRK) or all.
 
-Usage (bench/README.md, session 39, has the commands that made its files):
+--grid adds a table with the CPU subtrees and all GPU steps sped up together
+(how far a faster CPU kernel goes, session 46); --flex-below F lets GPU front
+tasks of fewer than F flops run on an idle CPU worker (at --flex-rate) when
+every stream is busy (no data transfers modelled).
+
+Usage (bench/README.md, sessions 39 and 46, has the commands that made its files):
   bench/schedule_model.py --graph G.json --log LOG.csv --profile PROFILE.txt
-      [--cpu 15] [--streams 4] [--capacity 1.5 2] [--repeats 2 12]
+      [--cpu 15] [--streams 4] [--capacity 1.5 2] [--repeats 2 12] [--grid]
+      [--flex-below F ...] [--flex-rate R]
 Bad input (missing or malformed files, impossible settings) exits with
 status 1 and one line saying what is wrong.
 """
@@ -159,7 +165,10 @@ def bottom_levels(succ, cost):
     return lv
 
 
-def simulate(T, preds, succ, cost, prio, ncpu, streams, capacity):
+def simulate(T, preds, succ, cost, prio, ncpu, streams, capacity, cpu_cost=None):
+    """Makespan (seconds). cpu_cost[i], when given and not None for a GPU
+    task i, lets that task run on a CPU worker at that cost when no GPU
+    stream is free (flexible placement); cost[i] is its GPU cost."""
     n = len(T)
     npred = [len(p) for p in preds]
     ready = [i for i in range(n) if npred[i] == 0]
@@ -175,6 +184,10 @@ def simulate(T, preds, succ, cost, prio, ncpu, streams, capacity):
             elif len(gpu) < streams:
                 ready.remove(i)
                 gpu[i] = cost[i]
+            elif cpu_cost is not None and cpu_cost[i] is not None and free_cpu:
+                ready.remove(i)
+                free_cpu -= 1
+                heapq.heappush(cpu_events, (time + cpu_cost[i], i))
         if not gpu and not cpu_events:
             raise ModelError(f"no task can start and none runs ({n - done} left): the graph has a cycle")
         rate = min(1.0, capacity / len(gpu)) if gpu else 0.0
@@ -208,6 +221,15 @@ def main():
     ap.add_argument("--capacity", type=float, nargs="+", default=[1.5, 2.0], help="GPU capacities C")
     ap.add_argument("--repeats", type=int, nargs=2, default=[2, 12], metavar=("R1", "R2"),
                     help="--repeat of the two profiled processes (default 2 12)")
+    ap.add_argument("--grid", action="store_true",
+                    help="also a table of makespans with the CPU subtrees and every GPU step sped up "
+                         "(costs x1, x0.75, x0.5 each; as planned)")
+    ap.add_argument("--flex-below", type=float, nargs="+", metavar="FLOPS",
+                    help="also the makespans when GPU front tasks of fewer flops than each value may run on "
+                         "a CPU worker while every stream is busy (as planned)")
+    ap.add_argument("--flex-rate", type=float, default=17e9,
+                    help="CPU rate of such a front, flop/s (plus 20 us; default 17e9: session 46's "
+                         "front tasks on one core, scaled to the H200 host's subtree rate)")
     a = ap.parse_args()
     try:
         run(a)
@@ -268,6 +290,29 @@ def run(a):
         row += [simulate(T, preds, succ, costs(sc), planned, a.cpu, a.streams, C) for _, sc in whatifs]
         print(f"| {C:g} | " + " | ".join(f"{1e3 * v:.2f}" for v in row) + " |")
     print("\n(makespans in ms of the model)")
+    if a.grid:
+        scales = [1, 0.75, 0.5]
+        print("\n| GPU capacity C | CPU subtrees x | " + " | ".join(f"all GPU x{g:g}" for g in scales) + " |")
+        print("|---|---|" + "---|" * len(scales))
+        for C in a.capacity:
+            for cs in scales:
+                row = []
+                for gs in scales:
+                    c = [x * (cs if t["kind"] == "subtree" else gs) for x, t in zip(base, T)]
+                    row.append(simulate(T, preds, succ, c, planned, a.cpu, a.streams, C))
+                print(f"| {C:g} | {cs:g} | " + " | ".join(f"{1e3 * v:.2f}" for v in row) + " |")
+    if a.flex_below:
+        if a.flex_rate <= 0:
+            raise ModelError("--flex-rate must be > 0")
+        print(f"\n| GPU capacity C | fronts of fewer flops may run on a CPU ({a.flex_rate:g} flop/s) | "
+              "eligible GPU front tasks | makespan ms |")
+        print("|---|---|---|---|")
+        for C in a.capacity:
+            for f in a.flex_below:
+                flex = [20e-6 + t["flops"] / a.flex_rate if t["kind"] == "front" and t["flops"] < f else None
+                        for t in T]
+                print(f"| {C:g} | {f:g} | {sum(x is not None for x in flex)} | "
+                      f"{1e3 * simulate(T, preds, succ, base, planned, a.cpu, a.streams, C, flex):.2f} |")
 
 
 if __name__ == "__main__":

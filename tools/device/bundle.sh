@@ -36,7 +36,7 @@ exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # works in a worktr
 [ -n "${STARFRONT_DEVICE_DIR:-}" ] || { mkdir -p "$(dirname "$exclude")"; grep -qx "/.device/" "$exclude" 2>/dev/null || echo "/.device/" >>"$exclude"; }
 progs=("$build/bench/factor_bench" "$build/bench/cholmod_stats" "$build/tools/starfront")
 for p in "$build/bench/gpu_bench" "$build/bench/gpu_blas_bench" "$build/bench/gpu_latency_bench" "$build/bench/ldlt_bench" \
-         "$build/bench/blas_scaling" \
+         "$build/bench/blas_scaling" "$build/bench/subtree_bench" \
          "$build/tests/cuda/test_cuda_factorize" "$build/tests/cuda/test_cuda_blas" \
          "$build/tests/cuda/test_cuda_fused" "$build/tests/cuda/test_fused_subtree_index" \
          "$build/tests/cuda/test_cuda_ldlt" "$build/tests/cuda/test_cuda_front" \

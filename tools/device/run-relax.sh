@@ -151,12 +151,14 @@
 #             PROFILE_VARIANTS setting (items as in AB_VARIANTS); LAP_TIMEOUT
 #             seconds at most a run (default 120)
 #   issue5    issue5.md: issue 5's table, gpu_bench --repeat 3 --ncpu NCPU
-#             --gpu-graph --no-cpu on ISSUE5_MATRICES (default lap3d:60
-#             lap3d:60:27): starfront on the GPU against CHOLMOD (its best
-#             of the OpenBLAS thread counts CHOLMOD_THREADS, default
-#             1,4,16; starfront's permutation), cusolverSp csrchol and
-#             dense DPOTRF at the largest front's order (ISSUE5_TIMEOUT
-#             seconds at most, default 560)
+#             --gpu-graph ISSUE5_ARGS on ISSUE5_MATRICES (default lap3d:60
+#             lap3d:60:27 and every data/spd matrix): starfront on the GPU
+#             against starfront on the CPU cores alone (its factor compared
+#             with the GPU's: ‖ΔL‖_F/‖L‖_F), CHOLMOD (its best of the
+#             OpenBLAS thread counts CHOLMOD_THREADS, default 1,4,16;
+#             starfront's permutation), cusolverSp csrchol and dense DPOTRF
+#             at the largest front's order (ISSUE5_TIMEOUT seconds at most,
+#             default 560; ISSUE5_ARGS=--no-cpu skips the CPU run)
 #   root      root.md: the blocked factorisation of large fronts on its own
 #             and in lap3d 60^3: gpu_bench --repeat 3 --gpu-graph --no-cpu on
 #             ROOT_MATRICES (default dense:5361 lap3d:60: dense:N is one
@@ -166,6 +168,10 @@
 #             block's side-stream and worker-stream times), as built and
 #             with each ROOT_VARIANTS setting (items as in AB_VARIANTS),
 #             ROUNDS alternating rounds
+#   subtree   subtree.md: the CPU subtree kernel alone on one core of this
+#             host (subtree_bench --repeat 9 on SUBTREE_MATRICES, default
+#             lap3d:60 lap3d:60:27): the CPU side of the GPU graph's
+#             schedule (bench/schedule_model.py's subtree costs)
 # AB_EXTRA adds inputs to the power-grid matrices of the steps that use
 # them (ab, chain, ...); BENCH_MATRICES replaces bench's lap2d:300.
 set -uo pipefail
@@ -652,9 +658,13 @@ if has profile; then
 fi
 if has issue5; then
   # shellcheck disable=SC2086
-  timeout "${ISSUE5_TIMEOUT:-560}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --gpu-graph --no-cpu \
-    --cholmod-threads "${CHOLMOD_THREADS:-1,4,16}" ${ISSUE5_MATRICES:-lap3d:60 lap3d:60:27} 2>&1 |
+  timeout "${ISSUE5_TIMEOUT:-560}" "$b/bin/gpu_bench" --repeat 3 --ncpu "${NCPU:-16}" --gpu-graph ${ISSUE5_ARGS:-} \
+    --cholmod-threads "${CHOLMOD_THREADS:-1,4,16}" ${ISSUE5_MATRICES:-lap3d:60 lap3d:60:27 $b/data/spd/*.mtx} 2>&1 |
     grep -v perf_model_add_dir | tee "$out/issue5.md"
+fi
+if has subtree; then
+  # shellcheck disable=SC2086
+  timeout 120 "$b/bin/subtree_bench" --repeat 9 ${SUBTREE_MATRICES:-lap3d:60 lap3d:60:27} 2>&1 | tee "$out/subtree.md"
 fi
 if has bench; then
   # shellcheck disable=SC2046

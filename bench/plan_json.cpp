@@ -1,0 +1,114 @@
+// plan_json: the GPU graph of one input as JSON (graph_json, the format of
+// `starfront plan --json`) under any amalgamation parameters, for
+// bench/schedule_model.py: how the modelled makespan of a GPU-graph
+// factorisation moves with the amalgamation, without a GPU (bench/README.md,
+// issue 5, session 46). Analysis and planning only (no StarPU, no
+// factorisation). Prints one line: supernodes, flops (exact and stored),
+// tasks, front tasks, and the bytes of the front tasks' L (lower
+// trapezoids: copied home from the GPU) and of the subtree tasks' output
+// CBs (whole buffers: copied to the GPU).
+// Usage: plan_json [--workers W] [--relax-small R] [--relax-mid M] [--relax-zeros Z]
+//                  [--relax-marginal X] [--relax-zeros-cap C] INPUT OUT.json
+//   AnalysisOptions' relax_small, relax_mid, relax_zeros_large,
+//   relax_marginal and relax_zeros_cap (defaults 4, 16, 0.1, 0.01, 0.2, as
+//   gpu_bench's options of the same names); --workers W: the graph is
+//   planned for W workers (default 16, the H200 machine's cores); INPUT:
+//   Matrix Market file, lap3d:N[:27], lap2d:N, dense:N.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "analysis/symbolic.hpp"
+#include "plan/front_plan.hpp"
+#include "plan/task_graph.hpp"
+
+#include "bench_common.hpp"
+
+using namespace starfront;
+using namespace starfront::bench;
+
+namespace {
+
+/// A finite real >= 0 (the zero fractions and the marginal rule's ratio).
+bool parse_real(const char* text, double& v) {
+  char* end = nullptr;
+  v = std::strtod(text, &end);
+  return end != text && *end == '\0' && std::isfinite(v) && v >= 0;
+}
+
+int usage(const char* bad) {
+  std::fprintf(stderr, "plan_json: bad option or value '%s'\nusage: plan_json [--workers W] [--relax-small R] "
+               "[--relax-mid M] [--relax-zeros Z] [--relax-marginal X] [--relax-zeros-cap C] INPUT OUT.json\n", bad);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  AnalysisOptions ao;
+  int workers = 16;
+  std::vector<std::string> args;
+  for (int a = 1; a < argc; ++a) {
+    const char* o = argv[a];
+    const bool has = a + 1 < argc;
+    long long n = 0;
+    double x = 0;
+    if (!std::strcmp(o, "--workers") && has && parse_count(argv[a + 1], 1, 65536, n)) {
+      workers = static_cast<int>(n), ++a;
+    } else if (!std::strcmp(o, "--relax-small") && has && parse_count(argv[a + 1], 0, 1 << 30, n)) {
+      ao.relax_small = static_cast<idx_t>(n), ++a;
+    } else if (!std::strcmp(o, "--relax-mid") && has && parse_count(argv[a + 1], 0, 1 << 30, n)) {
+      ao.relax_mid = static_cast<idx_t>(n), ++a;
+    } else if (!std::strcmp(o, "--relax-zeros") && has && parse_real(argv[a + 1], x)) {
+      ao.relax_zeros_large = x, ++a;
+    } else if (!std::strcmp(o, "--relax-marginal") && has && parse_real(argv[a + 1], x)) {
+      ao.relax_marginal = x, ++a;
+    } else if (!std::strcmp(o, "--relax-zeros-cap") && has && parse_real(argv[a + 1], x)) {
+      ao.relax_zeros_cap = x, ++a;
+    } else if (o[0] == '-' && o[1] != '\0') {
+      return usage(o);
+    } else {
+      args.push_back(o);
+    }
+  }
+  if (args.size() != 2) return usage(args.size() < 2 ? "(INPUT and OUT.json needed)" : args[2].c_str());
+  CscMatrix A;
+  SymbolicFactor sym;
+  FrontPlan P;
+  TaskGraph G;
+  GraphOptions go = gpu_graph_options(workers);
+  go.workers = workers;
+  Status st = load(args[0], A);
+  if (st.ok()) st = analyse(A, ao, sym);
+  if (st.ok()) st = build_front_plan(A, sym, P);
+  if (st.ok()) st = build_task_graph(P, go, G);
+  if (!st.ok()) {
+    std::fprintf(stderr, "plan_json: %s: %s\n", args[0].c_str(), st.message.c_str());
+    return 1;
+  }
+  std::ofstream out(args[1]);
+  out << graph_json(G);
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "plan_json: cannot write %s\n", args[1].c_str());
+    return 1;
+  }
+  // What the bus carries when the front tasks run on a GPU and the subtrees
+  // on CPU cores: each front's L (lower trapezoid) home, each subtree's
+  // output CB (a whole mc×mc buffer) to the GPU.
+  long long fronts = 0;
+  double l_bytes = 0, cb_bytes = 0;
+  for (const Task& t : G.tasks) {
+    const double m = static_cast<double>(P.front_order(t.front)), k = static_cast<double>(P.ncols(t.front));
+    if (t.kind == TaskKind::front) ++fronts, l_bytes += 8 * (m * k - k * (k - 1) / 2);
+    if (t.kind == TaskKind::subtree) cb_bytes += 8 * (m - k) * (m - k);
+  }
+  std::printf("%s: %lld supernodes, flops %.4e (stored factor %.4e), %zu tasks, %lld front tasks; "
+              "L of the front tasks %.1f MB, subtree output CBs %.1f MB\n",
+              args[0].c_str(), static_cast<long long>(P.nsuper), sym.flops_exact, sym.flops, G.tasks.size(), fronts,
+              l_bytes * 1e-6, cb_bytes * 1e-6);
+  return 0;
+}
