@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -101,12 +103,25 @@ inline Status load(const std::string& in, CscMatrix& A) {
       return Status::error(StatusCode::invalid_argument, "dense:N: '" + in + "' does not end in an integer N");
     return dense_spd(n, A);
   }
-  if (in.rfind("lap3d:", 0) == 0) {
-    const int N = std::atoi(in.c_str() + 6);
-    const char* c = std::strchr(in.c_str() + 6, ':');
-    return laplace3d(N, c ? std::atoi(c + 1) : 7, A);
+  // lap3d:N[:S] and lap2d:N: whole decimal integers (in int's range), nothing after them.
+  auto whole = [](const char* text, const char** end, long long& v) {
+    char* e = nullptr;
+    errno = 0;
+    v = std::strtoll(text, &e, 10);
+    *end = e;
+    return e != text && errno == 0 && v >= INT_MIN && v <= INT_MAX;
+  };
+  const bool lap3 = in.rfind("lap3d:", 0) == 0, lap2 = in.rfind("lap2d:", 0) == 0;
+  if (lap3 || lap2) {
+    const char* end = nullptr;
+    long long N = 0, S = 7;
+    bool ok = whole(in.c_str() + 6, &end, N);
+    if (ok && lap3 && *end == ':') ok = whole(end + 1, &end, S);
+    if (!ok || *end != '\0')
+      return Status::error(StatusCode::invalid_argument,
+                           "'" + in + "': expected " + (lap3 ? "lap3d:N or lap3d:N:S" : "lap2d:N") + " with integers");
+    return lap3 ? laplace3d(static_cast<int>(N), static_cast<int>(S), A) : laplace2d(static_cast<int>(N), A);
   }
-  if (in.rfind("lap2d:", 0) == 0) return laplace2d(std::atoi(in.c_str() + 6), A);
   return read_matrix_market(in, A);
 }
 

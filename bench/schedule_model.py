@@ -45,6 +45,7 @@ import argparse
 import csv
 import heapq
 import json
+import math
 import re
 import sys
 
@@ -68,8 +69,12 @@ def fit_subtrees(log_path):
             try:
                 if r["kind"] != "subtree":
                     continue
-                X.append((fronts_of(r["name"], f"{log_path}:{line}"), float(r["flops"])))
-                y.append(float(r["end_s"]) - float(r["start_s"]))
+                flops, dt = float(r["flops"]), float(r["end_s"]) - float(r["start_s"])
+                if not (math.isfinite(flops) and flops >= 0 and math.isfinite(dt) and dt >= 0):
+                    raise ValueError(f"flops {r['flops']}, start {r['start_s']}, end {r['end_s']}: "
+                                     "finite, flops >= 0 and end >= start expected")
+                X.append((fronts_of(r["name"], f"{log_path}:{line}"), flops))
+                y.append(dt)
             except (KeyError, TypeError, ValueError) as e:
                 raise ModelError(f"{log_path}:{line}: not a task log row ({e!r})") from e
     if len(X) < 2:
@@ -83,6 +88,8 @@ def fit_subtrees(log_path):
     if det <= 1e-12 * a11 * a22:
         raise ModelError(f"{log_path}: the subtrees' front counts and flops are proportional: no fit")
     per_front, per_flop = (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+    if not (math.isfinite(per_front) and math.isfinite(per_flop)):
+        raise ModelError(f"{log_path}: the fit overflowed (flops or times out of a float's range)")
     if per_front < 0 or per_flop <= 0:
         raise ModelError(f"{log_path}: the fit gave {per_front * 1e6:.3g} us a front and "
                          f"{per_flop:.3g} s a flop; a cost model needs both >= 0 (and flops > 0)")
@@ -101,9 +108,14 @@ def read_profiles(path):
                 c = [x.strip() for x in line.strip().strip("|").split("|")]
                 lo = int(c[0].split("-")[0])
                 try:
-                    cur[lo] = (int(c[1]), [float(v) for v in c[4:8]])  # assembly, potrf, trsm, syrk
+                    if len(c) < 9:
+                        raise ValueError("fewer than 9 cells")
+                    ms = [float(v) for v in c[4:8]]  # assembly, potrf, trsm, syrk
+                    if not all(math.isfinite(v) and v >= 0 for v in ms) or int(c[1]) < 0:
+                        raise ValueError("times must be finite and >= 0, fronts >= 0")
+                    cur[lo] = (int(c[1]), ms)
                 except (IndexError, ValueError) as e:
-                    raise ModelError(f"{path}: not a front profile row: {line.strip()}") from e
+                    raise ModelError(f"{path}: not a front profile row ({e}): {line.strip()}") from e
             elif cur is not None and not line.startswith("|"):
                 cur = None
     if len(tables) < 2:
@@ -127,15 +139,32 @@ def warm_bins(p_short, p_long, factorisations, path):
     return out
 
 
+def check_task(t, i):
+    """Raises ValueError unless task i has the fields and types the model reads."""
+    def number(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    if not (isinstance(t["name"], str) and isinstance(t["kind"], str)):
+        raise ValueError(f"task {i}: name and kind must be strings")
+    if not (number(t["flops"]) and t["flops"] >= 0 and number(t["priority"])):
+        raise ValueError(f"task {i}: flops (>= 0) and priority must be finite numbers")
+    acc = t["accesses"]
+    if not isinstance(acc, list) or not all(
+            isinstance(x, list) and len(x) == 2 and isinstance(x[0], int) and not isinstance(x[0], bool)
+            and x[1] in ("R", "W", "RW", "RW|COMMUTE") for x in acc):
+        raise ValueError(f"task {i}: accesses must be [block id, \"R\" | \"W\" | \"RW\" | \"RW|COMMUTE\"] pairs")
+
+
 def load_graph(path):
     with open(path) as f:
         try:
             g = json.load(f)
             T = g["tasks"]
-            for t in T:
-                t["name"], t["kind"], t["flops"], t["priority"], t["accesses"]
+            for i, t in enumerate(T):
+                check_task(t, i)
         except (ValueError, KeyError, TypeError) as e:
             raise ModelError(f"{path}: not a task graph of `starfront plan --json` ({e!r})") from e
+    if not T:
+        raise ModelError(f"{path}: the graph has no task")
     n = len(T)
     state, preds = {}, [set() for _ in range(n)]
     for i, t in enumerate(T):  # dependencies implied by the accesses in submission order
@@ -170,6 +199,11 @@ def simulate(T, preds, succ, cost, prio, ncpu, streams, capacity, cpu_cost=None)
     task i, lets that task run on a CPU worker at that cost when no GPU
     stream is free (flexible placement); cost[i] is its GPU cost."""
     n = len(T)
+    for i in range(n):
+        for c in (cost[i], cpu_cost[i] if cpu_cost is not None else None):
+            if c is not None and not (math.isfinite(c) and c >= 0):
+                raise ModelError(f"task {i} ({T[i]['name']}): modelled cost {c!r} s is not a finite time "
+                                 "(the fit or the profile gives costs out of a float's range)")
     npred = [len(p) for p in preds]
     ready = [i for i in range(n) if npred[i] == 0]
     time, cpu_events, free_cpu, gpu, done = 0.0, [], ncpu, {}, 0
@@ -208,6 +242,8 @@ def simulate(T, preds, succ, cost, prio, ncpu, streams, capacity, cpu_cost=None)
             npred[s] -= 1
             if npred[s] == 0:
                 ready.append(s)
+    if not math.isfinite(time):
+        raise ModelError("a makespan came out infinite (a cost too large for a float)")
     return time
 
 
@@ -220,7 +256,9 @@ def main():
     ap.add_argument("--streams", type=int, default=4, help="GPU tasks at once (default 4)")
     ap.add_argument("--capacity", type=float, nargs="+", default=[1.5, 2.0], help="GPU capacities C")
     ap.add_argument("--repeats", type=int, nargs=2, default=[2, 12], metavar=("R1", "R2"),
-                    help="--repeat of the two profiled processes (default 2 12)")
+                    help="--repeat of the two profiled processes (default 2 12; only checked: the cost a "
+                         "front is the difference of the times over the difference of the front counts, "
+                         "whatever R2 - R1)")
     ap.add_argument("--grid", action="store_true",
                     help="also a table of makespans with the CPU subtrees and every GPU step sped up "
                          "(costs x1, x0.75, x0.5 each; as planned)")
@@ -237,13 +275,19 @@ def main():
         sys.exit(f"schedule_model: {e}")
     except OSError as e:
         sys.exit(f"schedule_model: {e.filename}: {e.strerror}")
+    except UnicodeDecodeError as e:
+        sys.exit(f"schedule_model: an input file is not text ({e.reason} at byte {e.start})")
 
 
 def run(a):
     if a.cpu < 1 or a.streams < 1:
         raise ModelError("--cpu and --streams must be >= 1")
-    if not all(c > 0 for c in a.capacity):
-        raise ModelError("--capacity values must be > 0")
+    if not all(math.isfinite(c) and c >= 0.01 for c in a.capacity):
+        raise ModelError("--capacity values must be finite and >= 0.01")
+    if a.flex_below is not None and not all(math.isfinite(f) and f > 0 for f in a.flex_below):
+        raise ModelError("--flex-below values must be finite and > 0")
+    if not (math.isfinite(a.flex_rate) and a.flex_rate >= 1e6):
+        raise ModelError("--flex-rate must be finite and >= 1e6 flop/s")
     if not 0 <= a.repeats[0] < a.repeats[1]:
         raise ModelError("--repeats R1 R2 needs 0 <= R1 < R2")
     T, preds, succ = load_graph(a.graph)
@@ -302,8 +346,6 @@ def run(a):
                     row.append(simulate(T, preds, succ, c, planned, a.cpu, a.streams, C))
                 print(f"| {C:g} | {cs:g} | " + " | ".join(f"{1e3 * v:.2f}" for v in row) + " |")
     if a.flex_below:
-        if a.flex_rate <= 0:
-            raise ModelError("--flex-rate must be > 0")
         print(f"\n| GPU capacity C | fronts of fewer flops may run on a CPU ({a.flex_rate:g} flop/s) | "
               "eligible GPU front tasks | makespan ms |")
         print("|---|---|---|---|")

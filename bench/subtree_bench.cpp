@@ -12,9 +12,11 @@
 // The factor of every pass is checked against the sequential executor's
 // (bitwise: the same kernel on the same inputs).
 // Usage: subtree_bench [--repeat R] [--workers W] [--max-subtree-front F] INPUT...
-//   --workers W: the graph is planned for W workers (default 16, the H200
-//   machine's cores; the subtrees' size depends on it); INPUT: Matrix
-//   Market file, lap3d:N[:27], lap2d:N.
+//   --workers W: GraphOptions::workers of the graph (default 16, the H200
+//   machine's cores); the GPU graph's subtrees depend on it only above
+//   4e12·W flops (gpu_graph_options: min_subtree_flops = 1e12, subtree_ratio
+//   4), so not on lap3d 60³; INPUT: Matrix Market file, lap3d:N[:27],
+//   lap2d:N, dense:N.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -137,8 +139,10 @@ int run_input(const std::string& name, int repeat, int workers, idx_t max_front)
   }
   const Fit fit = fit_tasks(fronts, flops, med);
   const double t = median(pass);
-  char fit_text[64] = "– | –";  // fewer than two tasks, or tasks all alike: no fit
-  if (fit.per_flop > 0)
+  // "–": fewer than two tasks, tasks all alike, or a fit without meaning
+  // (a negative cost per front or per flop).
+  char fit_text[64] = "– | –";
+  if (fit.per_flop > 0 && fit.per_front >= 0)
     std::snprintf(fit_text, sizeof fit_text, "%.2f | %.1f", fit.per_front * 1e6, 1e-9 / fit.per_flop);
   std::printf("| %s | %zu | %.0f | %.3f | %.2f | %.1f | %s |\n", name.substr(name.find_last_of('/') + 1).c_str(),
               tasks.size(), nfront, nflop * 1e-9, t * 1e3, nflop / t * 1e-9, fit_text);

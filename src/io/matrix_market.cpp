@@ -503,6 +503,9 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
     return fail_at(StatusCode::unsupported, src, h.size_line,
                    "matrix is not square (" + std::to_string(h.nrows) + " x " +
                        std::to_string(h.ncols) + "): expected a square symmetric matrix");
+  if (static_cast<std::size_t>(h.nrows) >= std::vector<idx_t>().max_size())  // n + 1 column pointers
+    return fail_at(StatusCode::out_of_memory, src, h.size_line,
+                   "order " + std::to_string(h.nrows) + " exceeds the addressable memory");
   Triplets t;
   s = read_coordinate(cur, src, h, t);
   if (!s.ok()) return s;

@@ -41,7 +41,8 @@ struct MatrixMarketInfo {
 /// parse or is not finite, summed duplicates that overflow (the message names
 /// the position), trailing text), unsupported (array, complex,
 /// hermitian, skew-symmetric, non-square), not_symmetric (message gives one
-/// offending pair, 1-based, with both values), out_of_memory. `out` is left
+/// offending pair, 1-based, with both values), out_of_memory (also an order
+/// whose column pointers cannot be addressed: names the size line). `out` is left
 /// untouched on error. `info`, when non-null, is filled once the size line has
 /// been read (so also on later errors).
 Status read_matrix_market(const std::string& path, CscMatrix& out,

@@ -49,6 +49,10 @@ Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
                                const std::vector<idx_t>& cols,
                                const std::vector<double>& vals, CscMatrix& out) {
   if (n < 0) return Status::error(StatusCode::invalid_argument, "negative order n");
+  // n + 1 column pointers must be addressable (and n + 1 must not overflow).
+  if (static_cast<std::size_t>(n) >= std::vector<idx_t>().max_size())
+    return Status::error(StatusCode::out_of_memory,
+                         "order n = " + std::to_string(n) + " exceeds the addressable memory");
   if (rows.size() != cols.size() || rows.size() != vals.size())
     return Status::error(StatusCode::invalid_argument, "triplet arrays differ in length");
   const idx_t m = static_cast<idx_t>(rows.size());

@@ -29,6 +29,8 @@ Status check_lower_csc(const CscMatrix& A);
 /// Builds a lower CSC from 0-based triplets (i, j, v) of a symmetric matrix.
 /// Each triplet may lie in either triangle (it is mirrored into the lower one);
 /// duplicates are summed. Indices must lie in [0, n) (checked: invalid_argument).
+/// An order whose n + 1 column pointers cannot be addressed gives
+/// out_of_memory (std::bad_alloc of the arrays is the caller's to catch).
 Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
                                const std::vector<idx_t>& cols,
                                const std::vector<double>& vals, CscMatrix& out);

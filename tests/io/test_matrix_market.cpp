@@ -346,6 +346,21 @@ TEST(MatrixMarketRefuse, BadSizeLine) {
   EXPECT_MSG(s, "size line");
 }
 
+// An order too large to address gets out_of_memory naming the size line,
+// never a crash: the largest 64-bit order once overflowed n + 1 in the CSC
+// assembly (a helper's bad-input run, session 46).
+TEST(MatrixMarketRefuse, OrderBeyondTheAddressableMemory) {
+  for (const char* n : {"9223372036854775807", "9223372036854775806", "4611686018427387904"}) {
+    std::string path;
+    const Status s = refuse(std::string("%%MatrixMarket matrix coordinate real symmetric\n") + n + " " + n +
+                                " 1\n1 1 1\n",
+                            &path);
+    EXPECT_EQ(s.code, StatusCode::out_of_memory) << n;
+    EXPECT_MSG(s, path + ":2:");
+    EXPECT_MSG(s, "exceeds the addressable memory");
+  }
+}
+
 TEST(MatrixMarketRefuse, NotSquare) {
   std::string path;
   const Status s = refuse("%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 1\n", &path);

@@ -90,6 +90,9 @@ TEST(CscTriplets, Refusals) {
   EXPECT_EQ(lower_csc_from_triplets(2, {0, 1}, {0}, {1, 1}, A).code,
             StatusCode::invalid_argument);
   EXPECT_EQ(lower_csc_from_triplets(-1, {}, {}, {}, A).code, StatusCode::invalid_argument);
+  // n + 1 column pointers out of reach (n + 1 itself overflows for the largest n)
+  EXPECT_EQ(lower_csc_from_triplets(std::numeric_limits<idx_t>::max(), {0}, {0}, {1}, A).code,
+            StatusCode::out_of_memory);
   ASSERT_TRUE(lower_csc_from_triplets(0, {}, {}, {}, A).ok());
   EXPECT_EQ(A.n, 0);
   EXPECT_EQ(A.colptr, (std::vector<idx_t>{0}));
