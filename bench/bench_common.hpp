@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <chrono>
 #include <cmath>
@@ -103,21 +102,15 @@ inline Status load(const std::string& in, CscMatrix& A) {
       return Status::error(StatusCode::invalid_argument, "dense:N: '" + in + "' does not end in an integer N");
     return dense_spd(n, A);
   }
-  // lap3d:N[:S] and lap2d:N: whole decimal integers (in int's range), nothing after them.
-  auto whole = [](const char* text, const char** end, long long& v) {
-    char* e = nullptr;
-    errno = 0;
-    v = std::strtoll(text, &e, 10);
-    *end = e;
-    return e != text && errno == 0 && v >= INT_MIN && v <= INT_MAX;
-  };
+  // lap3d:N[:S] and lap2d:N: whole decimal integers (parse_count), nothing after them.
   const bool lap3 = in.rfind("lap3d:", 0) == 0, lap2 = in.rfind("lap2d:", 0) == 0;
   if (lap3 || lap2) {
-    const char* end = nullptr;
+    const std::string rest = in.substr(6);
+    const std::size_t colon = lap3 ? rest.find(':') : std::string::npos;
     long long N = 0, S = 7;
-    bool ok = whole(in.c_str() + 6, &end, N);
-    if (ok && lap3 && *end == ':') ok = whole(end + 1, &end, S);
-    if (!ok || *end != '\0')
+    const bool ok = parse_count(rest.substr(0, colon).c_str(), 0, INT_MAX, N) &&
+                    (colon == std::string::npos || parse_count(rest.c_str() + colon + 1, 0, INT_MAX, S));
+    if (!ok)
       return Status::error(StatusCode::invalid_argument,
                            "'" + in + "': expected " + (lap3 ? "lap3d:N or lap3d:N:S" : "lap2d:N") + " with integers");
     return lap3 ? laplace3d(static_cast<int>(N), static_cast<int>(S), A) : laplace2d(static_cast<int>(N), A);

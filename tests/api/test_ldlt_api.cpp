@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "common/c_matrix_view.hpp"
 #include "ldlt/ldlt_test_util.hpp"
 #include "sparse/csc.hpp"
 #include "starfront/starfront.h"
@@ -15,23 +16,12 @@
 namespace starfront {
 namespace {
 
-/// A C matrix view of the lower CSC A (0-based, int64).
-starfront_matrix view(const CscMatrix& A) {
-  starfront_matrix M;
-  starfront_matrix_init(&M);
-  M.n = A.n;
-  M.ptr = A.colptr.data();
-  M.ind = A.rowind.data();
-  M.values = A.values.data();
-  return M;
-}
-
 TEST(LdltCApi, MethodsInertiaStatsAndErrors) {
   starfront_runtime* rt = nullptr;
   ASSERT_EQ(starfront_runtime_init(nullptr, &rt), STARFRONT_OK) << starfront_last_error();
   const CscMatrix A = testing::random_indefinite(120, 0.03, testing::IndefKind::kkt, 11);
   const testing::EigenInertia want = testing::inertia_of(testing::eigenvalues(testing::to_dense(A), A.n));
-  const starfront_matrix M = view(A);
+  const starfront_matrix M = testing::c_view(A);
   for (starfront_runtime* r : {rt, static_cast<starfront_runtime*>(nullptr)}) {
     starfront_factor* F = nullptr;
     ASSERT_EQ(starfront_analyse(r, &M, nullptr, &F), STARFRONT_OK) << starfront_last_error();

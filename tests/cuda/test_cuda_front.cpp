@@ -29,6 +29,7 @@
 #endif
 
 #include "api/solver.hpp"
+#include "common/c_matrix_view.hpp"
 #include "common/cuda_test_util.hpp"
 #include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
@@ -96,12 +97,7 @@ TEST(CudaFront, CApiWithCudaWorkersUsesTheGpuGraph) {
   }
   CscMatrix A;
   ASSERT_TRUE(laplace3d(30, 7, A).ok());
-  starfront_matrix M;
-  ASSERT_EQ(starfront_matrix_init(&M), STARFRONT_OK);
-  M.n = A.n;
-  M.ptr = A.colptr.data();
-  M.ind = A.rowind.data();
-  M.values = A.values.data();
+  starfront_matrix M = testing::c_view(A);
   const std::vector<double> ones(static_cast<std::size_t>(A.n), 1.0);
   std::vector<double> b(ones.size());
   symmetric_matvec(A, ones.data(), b.data());

@@ -25,6 +25,7 @@
 
 #include "analysis/symbolic.hpp"
 #include "api/solver.hpp"
+#include "common/c_matrix_view.hpp"
 #include "common/cuda_test_util.hpp"
 #include "common/graph_test_util.hpp"
 #include "common/random_matrices.hpp"
@@ -618,12 +619,7 @@ TEST(CudaFused, CApiDefaultTakesTheCriticalPathAnalysisOnAPowerGrid) {
     if (gpu_required()) FAIL() << "starfront_runtime_init with ncuda = 1 failed on a GPU machine";
     GTEST_SKIP() << "no CUDA device (starfront_runtime_init with ncuda = 1 failed)";
   }
-  starfront_matrix M;
-  ASSERT_EQ(starfront_matrix_init(&M), STARFRONT_OK);
-  M.n = A.n;
-  M.ptr = A.colptr.data();
-  M.ind = A.rowind.data();
-  M.values = A.values.data();
+  starfront_matrix M = testing::c_view(A);
   for (int amalgamate : {STARFRONT_AMALGAMATE_AUTO, STARFRONT_AMALGAMATE_RELAXED}) {
     SCOPED_TRACE(amalgamate == STARFRONT_AMALGAMATE_AUTO ? "AUTO (the default)" : "RELAXED");
     starfront_analysis_options ao;

@@ -27,6 +27,12 @@ std::string write_tmp(const std::string& name, const std::string& content) {
   return path;
 }
 
+/// The modelled critical path (µs) that `starfront plan` prints, -1 when absent.
+double modelled_path_us(const std::string& out) {
+  const auto p = out.find("modelled critical path ");
+  return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 23));
+}
+
 TEST(Cli, SolvesThePowerGridMatrixWithJsonReport) {
   const CliRun r = run("solve " + data("spd/activsg2000_hykkt_10.mtx") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -94,18 +100,14 @@ TEST(Cli, GpuGraphPlanAndSolve) {
 /// --max-front 232 shortens on the power-grid matrix; `solve` with them
 /// solves; bad --max-front values are usage errors.
 TEST(Cli, CriticalPathAnalysisOptions) {
-  auto path_us = [](const std::string& out) {
-    const auto p = out.find("modelled critical path ");
-    return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 23));
-  };
   const std::string f = data("spd/activsg2000_hykkt_10.mtx");
   const CliRun d = run("plan " + f + " --workers 2");
   ASSERT_EQ(d.exit_code, 0) << d.err;
   const CliRun c = run("plan " + f + " --workers 2 --ordering scotch-path --relax-path --max-front 232");
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_GT(path_us(d.out), 0.0) << d.out;
-  EXPECT_GT(path_us(c.out), 0.0) << c.out;
-  EXPECT_LT(path_us(c.out), 0.6 * path_us(d.out)) << d.out << c.out;
+  EXPECT_GT(modelled_path_us(d.out), 0.0) << d.out;
+  EXPECT_GT(modelled_path_us(c.out), 0.0) << c.out;
+  EXPECT_LT(modelled_path_us(c.out), 0.6 * modelled_path_us(d.out)) << d.out << c.out;
   const CliRun r = run("solve " + f + " --ncpu 2 --ordering scotch-path --relax-path --max-front 232 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -114,7 +116,7 @@ TEST(Cli, CriticalPathAnalysisOptions) {
   EXPECT_EQ(j["ordering_used"], "scotch-nd");  // nested dissection's tree is the shallower
   EXPECT_EQ(j["relax_path"], true);
   EXPECT_EQ(j["max_front_cap"], 232);
-  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, path_us(c.out), 0.1);
+  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, modelled_path_us(c.out), 0.1);
   EXPECT_GT(j["tree_critical_path_fronts"].get<long>(), 0);
   EXPECT_LE(j["max_front"].get<long>(), 232);
   EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
@@ -134,10 +136,6 @@ TEST(Cli, CriticalPathAnalysisOptions) {
 /// bcsstk13 (column counts above 232) keeps the default analysis; `solve
 /// --gpu-graph --json` reports the choice and solves.
 TEST(Cli, LatencyRuleOnTheGpuGraph) {
-  auto path_us = [](const std::string& out) {
-    const auto p = out.find("modelled critical path ");
-    return p == std::string::npos ? -1.0 : std::stod(out.substr(p + 23));
-  };
   const std::string f = data("spd/activsg2000_hykkt_10.mtx");
   const CliRun d = run("plan " + f + " --workers 2");
   const CliRun c = run("plan " + f + " --workers 2 --ordering scotch-path --relax-path --max-front 232");
@@ -146,8 +144,8 @@ TEST(Cli, LatencyRuleOnTheGpuGraph) {
   const CliRun r = run("plan " + f + " --workers 2 --gpu-graph --relax-path");
   for (const CliRun* x : {&d, &c, &g, &n, &r}) ASSERT_EQ(x->exit_code, 0) << x->err;
   EXPECT_NE(g.out.find("latency rule: critical-path analysis taken"), std::string::npos) << g.out;
-  EXPECT_DOUBLE_EQ(path_us(g.out), path_us(c.out)) << g.out << c.out;
-  EXPECT_DOUBLE_EQ(path_us(n.out), path_us(d.out)) << n.out << d.out;
+  EXPECT_DOUBLE_EQ(modelled_path_us(g.out), modelled_path_us(c.out)) << g.out << c.out;
+  EXPECT_DOUBLE_EQ(modelled_path_us(n.out), modelled_path_us(d.out)) << n.out << d.out;
   for (const CliRun* x : {&d, &c, &n, &r}) EXPECT_EQ(x->out.find("latency rule"), std::string::npos) << x->out;
   const CliRun b = run("plan " + data("spd/bcsstk13.mtx") + " --workers 2 --gpu-graph");
   ASSERT_EQ(b.exit_code, 0) << b.err;
@@ -162,7 +160,7 @@ TEST(Cli, LatencyRuleOnTheGpuGraph) {
   EXPECT_EQ(j["latency_rule"]["front_limit"], 232);
   EXPECT_LT(j["latency_rule"]["critical_path_tree_critical_path_s"].get<double>(),
             j["latency_rule"]["default_tree_critical_path_s"].get<double>());
-  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, path_us(c.out), 0.1);
+  EXPECT_NEAR(j["tree_critical_path_s"].get<double>() * 1e6, modelled_path_us(c.out), 0.1);
   EXPECT_LE(j["max_front"].get<long>(), 232);
   EXPECT_LE(j["backward_error"].get<double>(), 1e-14);
   const CliRun t = run("solve " + f + " --ncpu 2 --json");
