@@ -68,6 +68,14 @@ inline bool parse_count(const char* text, long long lo, long long hi, long long&
   return v >= lo;
 }
 
+/// Parses a whole decimal real, finite and >= 0 (the amalgamation's zero
+/// fractions, seconds), into v; false otherwise (v then unspecified).
+inline bool parse_real(const char* text, double& v) {
+  char* end = nullptr;
+  v = std::strtod(text, &end);
+  return end != text && *end == '\0' && std::isfinite(v) && v >= 0;
+}
+
 /// Parses exactly n comma-separated decimal numbers, each finite and >= 0,
 /// into out[0..n); false otherwise (out then unspecified).
 inline bool parse_list(const char* text, std::size_t n, double* out) {

@@ -111,6 +111,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <type_traits>
 
 #include "cpu/blas_core.hpp"
 #include "api/solver.hpp"
@@ -595,10 +596,35 @@ int main(int argc, char** argv) {
   std::string sched = "auto";  // RuntimeOptions::sched (auto: prio with one GPU, dmda with several)
   GraphOptions go;
   std::vector<std::string> names;
+  // Numeric option values are whole numbers in range (count) or finite reals
+  // >= 0 (real); anything else ends the run with status 2 and the option named.
+  auto count = [](const char* opt, const char* text, long long lo, long long hi, auto& dst) {
+    long long v = 0;
+    if (!parse_count(text, lo, hi, v)) {
+      std::fprintf(stderr, "gpu_bench: %s wants a whole number %lld..%lld, got '%s'\n", opt, lo, hi, text);
+      return false;
+    }
+    dst = static_cast<std::remove_reference_t<decltype(dst)>>(v);
+    return true;
+  };
+  auto real = [](const char* opt, const char* text, double& dst) {
+    if (!parse_real(text, dst)) {
+      std::fprintf(stderr, "gpu_bench: %s wants a finite number >= 0, got '%s'\n", opt, text);
+      return false;
+    }
+    return true;
+  };
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
-    else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) ncpu = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) ncuda = std::atoi(argv[++a]);
+    if (!std::strcmp(argv[a], "--repeat") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 1, 1000000, repeat)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--ncpu") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 1, 65536, ncpu)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--ncuda") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 1, 64, ncuda)) return 2;
+      ++a;
+    }
     else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) {
       cholmod_threads.clear();
       for (const char* p = argv[++a]; *p;) {
@@ -614,16 +640,34 @@ int main(int argc, char** argv) {
       }
     }
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];
-    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) tile_size = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) tile_threshold = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) max_subtree_front = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--tile-size") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 1, 1 << 20, tile_size)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--tile-threshold") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 1, 1 << 30, tile_threshold)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--max-subtree-front") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 0, 1 << 30, max_subtree_front)) return 2;
+      ++a;
+    }
     else if (!std::strcmp(argv[a], "--gpu-graph")) gpu_graph = true;
     else if (!std::strcmp(argv[a], "--private-slots")) private_slots = true;
-    else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) ao.relax_small = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--relax-mid") && a + 1 < argc) ao.relax_mid = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) ao.relax_zeros_large = std::atof(argv[++a]);
-    else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) ao.relax_marginal = std::atof(argv[++a]);
-    else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) ao.relax_zeros_cap = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--relax-small") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 0, 1 << 30, ao.relax_small)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--relax-mid") && a + 1 < argc) {
+      if (!count(argv[a], argv[a + 1], 0, 1 << 30, ao.relax_mid)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--relax-zeros") && a + 1 < argc) {
+      if (!real(argv[a], argv[a + 1], ao.relax_zeros_large)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--relax-marginal") && a + 1 < argc) {
+      if (!real(argv[a], argv[a + 1], ao.relax_marginal)) return 2;
+      ++a;
+    } else if (!std::strcmp(argv[a], "--relax-zeros-cap") && a + 1 < argc) {
+      if (!real(argv[a], argv[a + 1], ao.relax_zeros_cap)) return 2;
+      ++a;
+    }
     else if (!std::strcmp(argv[a], "--relax-path")) ao.relax_critical_path = true;
     else if (!std::strcmp(argv[a], "--no-latency-rule")) latency_rule = false;
     else if (!std::strcmp(argv[a], "--max-front") && a + 1 < argc) {
@@ -648,7 +692,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--tiles-on-gpu-only")) cuda_only = true;
     else if (!std::strcmp(argv[a], "--fused")) fused = true;
     else if (!std::strcmp(argv[a], "--values-buffer")) values_buffer = true;
-    else if (!std::strcmp(argv[a], "--watchdog") && a + 1 < argc) fo.watchdog_seconds = std::atof(argv[++a]);
+    else if (!std::strcmp(argv[a], "--watchdog") && a + 1 < argc) {
+      if (!real(argv[a], argv[a + 1], fo.watchdog_seconds)) return 2;
+      ++a;
+    }
     else names.push_back(argv[a]);
   }
   if (cholmod_threads.empty()) {

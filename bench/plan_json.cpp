@@ -34,13 +34,6 @@ using namespace starfront::bench;
 
 namespace {
 
-/// A finite real >= 0 (the zero fractions and the marginal rule's ratio).
-bool parse_real(const char* text, double& v) {
-  char* end = nullptr;
-  v = std::strtod(text, &end);
-  return end != text && *end == '\0' && std::isfinite(v) && v >= 0;
-}
-
 int usage(const char* bad) {
   std::fprintf(stderr, "plan_json: bad option or value '%s'\nusage: plan_json [--workers W] [--relax-small R] "
                "[--relax-mid M] [--relax-zeros Z] [--relax-marginal X] [--relax-zeros-cap C] INPUT OUT.json\n", bad);

@@ -262,6 +262,28 @@ Status check_path_options(const AnalysisOptions& opts) {
   return Status::success();
 }
 
+// The relaxed rule's thresholds: column counts >= 0, fractions finite and
+// >= 0 (a NaN would refuse every merge that tests it and accept none, a
+// negative count or fraction is a caller's slip, not a setting).
+Status check_relax_options(const AnalysisOptions& opts) {
+  for (const auto& [name, v] : {std::pair<const char*, idx_t>{"relax_small", opts.relax_small},
+                                {"relax_mid", opts.relax_mid}})
+    if (v < 0)
+      return Status::error(StatusCode::invalid_argument, std::string("AnalysisOptions::") + name + " = " +
+                                                              std::to_string(v) + ": expected a column count >= 0");
+  for (const auto& [name, v] : {std::pair<const char*, double>{"relax_zeros_small", opts.relax_zeros_small},
+                                {"relax_zeros_large", opts.relax_zeros_large},
+                                {"relax_marginal", opts.relax_marginal},
+                                {"relax_zeros_cap", opts.relax_zeros_cap}})
+    if (!std::isfinite(v) || v < 0.0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      return Status::error(StatusCode::invalid_argument, std::string("AnalysisOptions::") + name + " = " + buf +
+                                                              ": expected a finite fraction >= 0");
+    }
+  return Status::success();
+}
+
 }  // namespace
 
 bool set_ordering_by_name(const std::string& name, AnalysisOptions& opts) {
@@ -291,6 +313,7 @@ const char* ordering_method_name(OrderingMethod m) {
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out) {
   if (Status st = check_lower_csc(A); !st.ok()) return st;
   if (Status st = check_path_options(opts); !st.ok()) return st;
+  if (Status st = check_relax_options(opts); !st.ok()) return st;
   try {
     return analyse_checked(A, opts, out);
   } catch (const std::bad_alloc&) {

@@ -176,7 +176,9 @@ const char* ordering_method_name(OrderingMethod m);
 /// ordering, elimination tree, postorder, column counts, fundamental
 /// supernodes, relaxed amalgamation, front structures and counts.
 /// Errors: invalid_argument (A malformed, user_perm not a bijection, a
-/// latency figure negative or not finite, relax_max_front < 0,
+/// latency figure negative or not finite, relax_max_front < 0, relax_small
+/// or relax_mid < 0, a relax_zeros_* / relax_marginal fraction negative or
+/// not finite,
 /// latency_rule_front < 0 or set with a non-default amalgamation),
 /// ordering_error (Scotch failed). `out` is only written on success.
 Status analyse(const CscMatrix& A, const AnalysisOptions& opts, SymbolicFactor& out);

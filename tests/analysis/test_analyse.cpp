@@ -663,6 +663,42 @@ TEST(AnalysisDriver, RejectsBadCriticalPathOptions) {
   EXPECT_EQ(sf.n, -7);
 }
 
+TEST(AnalysisDriver, RejectsRelaxedRuleThresholdsNamingTheField) {
+  std::mt19937_64 rng(11);
+  const CscMatrix A = testing::random_pattern(testing::PatternKind::random, 40, rng);
+  SymbolicFactor sf;
+  sf.n = -7;  // a marker: must survive every refusal
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const char* fractions[] = {"relax_zeros_small", "relax_zeros_large", "relax_marginal", "relax_zeros_cap"};
+  for (int which = 0; which < 4; ++which)
+    for (double bad : {-0.5, nan, inf, -inf}) {
+      AnalysisOptions o;
+      double* field = which == 0   ? &o.relax_zeros_small
+                      : which == 1 ? &o.relax_zeros_large
+                      : which == 2 ? &o.relax_marginal
+                                   : &o.relax_zeros_cap;
+      *field = bad;
+      const Status st = analyse(A, o, sf);
+      EXPECT_EQ(st.code, StatusCode::invalid_argument) << fractions[which] << " " << bad;
+      EXPECT_NE(st.message.find(fractions[which]), std::string::npos) << st.message;
+      EXPECT_EQ(sf.n, -7);
+    }
+  for (int which = 0; which < 2; ++which) {
+    AnalysisOptions o;
+    (which == 0 ? o.relax_small : o.relax_mid) = -1;
+    const Status st = analyse(A, o, sf);
+    EXPECT_EQ(st.code, StatusCode::invalid_argument);
+    EXPECT_NE(st.message.find(which == 0 ? "relax_small" : "relax_mid"), std::string::npos) << st.message;
+    EXPECT_EQ(sf.n, -7);
+  }
+  // The boundary values are settings, not errors.
+  AnalysisOptions zero;
+  zero.relax_small = zero.relax_mid = 0;
+  zero.relax_zeros_small = zero.relax_zeros_large = zero.relax_marginal = zero.relax_zeros_cap = 0.0;
+  EXPECT_TRUE(analyse(A, zero, sf).ok());
+  EXPECT_EQ(sf.n, A.n);
+}
+
 TEST(AnalysisDriver, RejectsMalformedMatrix) {
   CscMatrix A;
   A.n = 2;
