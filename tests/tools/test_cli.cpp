@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -261,6 +263,112 @@ TEST(Cli, JsonUsageErrorsPrintOneJsonObject) {
   }
   // Without --json, stdout stays empty.
   EXPECT_TRUE(run("solve " + data("spd/lund_a.mtx") + " --ncpu 0").out.empty());
+}
+
+/// The keys of a JSON object.
+std::set<std::string> key_set(const nlohmann::json& j) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.insert(key);
+  return keys;
+}
+
+/// Keys in `a` and not in `b`, for the failure messages.
+std::string keys_missing(const std::set<std::string>& a, const std::set<std::string>& b) {
+  std::string s;
+  for (const auto& k : a)
+    if (!b.count(k)) s += (s.empty() ? "" : ", ") + k;
+  return s.empty() ? "(none)" : s;
+}
+
+/// `solve --json` prints the same keys on success and on every failure
+/// (matrix or right-hand side missing or malformed, not positive definite,
+/// a trace folder that cannot be written, usage errors): a value that does
+/// not exist is null, never an absent key, and status/error say what went
+/// wrong. (The options echoed back, executor, ordering, relax_path and
+/// max_front_cap, were missing when the matrix could not be read;
+/// failed_column and pivot existed only on a failed factorisation.)
+TEST(Cli, JsonReportHasTheSameKeysOnEveryOutcome) {
+  const std::string lund = data("spd/lund_a.mtx");
+  std::string rhs = "%%MatrixMarket matrix array real general\n147 1\n";
+  for (int i = 0; i < 147; ++i) rhs += "1\n";
+  const std::string rhs_file = write_tmp("keys_rhs.mtx", rhs);
+  std::string npd = "%%MatrixMarket matrix coordinate real symmetric\n10 10 10\n";
+  for (int i = 1; i <= 10; ++i) npd += std::to_string(i) + " " + std::to_string(i) + (i == 10 ? " 0\n" : " 1\n");
+  const std::string npd_file = write_tmp("keys_npd.mtx", npd);
+  // 3 entries announced, 2 given: the error names line 4 (end of file).
+  const std::string bad_file =
+      write_tmp("keys_bad.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1\n2 2 1\n");
+
+  const CliRun ok = run("solve " + lund + " --ncpu 1 --json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  nlohmann::json okj;
+  ASSERT_NO_THROW(okj = nlohmann::json::parse(ok.out)) << ok.out;
+  const std::set<std::string> expected = key_set(okj);
+  EXPECT_EQ(okj["status"], "ok");
+  EXPECT_TRUE(okj["error"].is_null());
+  // The keys that used to be absent on some outcome are there on success too.
+  for (const char* k : {"executor", "ordering", "relax_path", "max_front_cap", "failed_column", "pivot", "rhs",
+                        "trace_dir", "mpi", "file", "method_requested", "n", "backward_error"})
+    EXPECT_TRUE(expected.count(k)) << k;
+  for (const char* k : {"failed_column", "pivot", "rhs", "trace_dir", "mpi"}) EXPECT_TRUE(okj[k].is_null()) << k;
+  EXPECT_EQ(okj["executor"], "starpu");
+
+  struct Case {
+    std::string args;     ///< after `solve`
+    int exit_code;
+    std::string status;   ///< expected "status"
+    std::string in_error; ///< expected in "error"
+    bool options_known;   ///< the options echoed back (executor, ...) are set
+  };
+  const std::vector<Case> cases = {
+      {lund + " --ncpu 1 --rhs " + rhs_file, 0, "ok", "", true},
+      {"/nonexistent/keys.mtx", 1, "io_error", "/nonexistent/keys.mtx", true},
+      {bad_file, 1, "parse_error", bad_file + ":4:", true},
+      {npd_file, 1, "not_positive_definite", "column 10", true},
+      {lund + " --rhs /nonexistent/keys_rhs.mtx", 1, "io_error", "/nonexistent/keys_rhs.mtx", true},
+      {lund + " --ncpu 1 --trace /proc/no/such/dir", 1, "io_error", "/proc/no/such/dir", true},
+      {lund + " --ncpu 0", 2, "usage_error", "--ncpu", false},
+      {lund + " --ncpu abc", 2, "usage_error", "abc", false},
+      {lund + " --no-such-option", 2, "usage_error", "--no-such-option", false},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = run("solve " + c.args + " --json");
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args << ": " << r.err;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << c.args << ": stdout '" << r.out << "'";
+    const std::set<std::string> got = key_set(j);
+    EXPECT_EQ(got, expected) << c.args << ": missing " << keys_missing(expected, got) << "; extra "
+                             << keys_missing(got, expected);
+    EXPECT_EQ(j["status"], c.status) << c.args;
+    if (c.status == "ok") {
+      EXPECT_TRUE(j["error"].is_null()) << c.args;
+      EXPECT_EQ(j["rhs"], rhs_file);
+      EXPECT_EQ(j["nrhs"], 1);
+    } else {
+      ASSERT_TRUE(j["error"].is_string()) << c.args;
+      EXPECT_NE(j["error"].get<std::string>().find(c.in_error), std::string::npos)
+          << c.args << ": " << j["error"];
+      EXPECT_FALSE(r.err.empty()) << c.args;
+    }
+    if (c.status == "not_positive_definite") {
+      EXPECT_EQ(j["failed_column"], 10);
+      EXPECT_TRUE(j["pivot"].is_number());
+    } else {
+      EXPECT_TRUE(j["failed_column"].is_null()) << c.args;
+      EXPECT_TRUE(j["pivot"].is_null()) << c.args;
+    }
+    if (c.options_known) {
+      EXPECT_EQ(j["executor"], "starpu") << c.args;
+      EXPECT_EQ(j["ordering"], "scotch") << c.args;
+      EXPECT_EQ(j["relax_path"], false) << c.args;
+      EXPECT_EQ(j["max_front_cap"], 0) << c.args;
+      EXPECT_EQ(j["method_requested"], "llt") << c.args;
+    }
+    EXPECT_TRUE(j["trace_dir"].is_null()) << c.args;  // no trace written
+    if (c.status == "io_error" || c.status == "parse_error" || c.status == "usage_error") {
+      EXPECT_TRUE(j["backward_error"].is_null() && j["t_factor_s"].is_null()) << c.args;
+    }
+  }
 }
 
 TEST(Cli, LdltMethodsReportInertia) {

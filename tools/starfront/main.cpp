@@ -161,7 +161,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   solve->add_option("--repeat", sa.repeat, "factorise this many times (refactorisations; the last is reported)")
       ->capture_default_str();
-  solve->add_flag("--json", sa.json, "print one JSON object on stdout");
+  solve->add_flag("--json", sa.json,
+                  "print one JSON object on stdout, with the same keys on success and on every failure "
+                  "(\"status\": ok or the error kind, \"error\": the message; null for values the run "
+                  "did not reach or that do not apply, e.g. failed_column on success)");
   solve->add_option("--trace", sa.trace,
                     "record an FxT trace of the factorisation into DIR and convert it there "
                     "(paje.trace, dag.dot, tasks.rec, trace.rec; see `starfront trace`)");

@@ -165,12 +165,7 @@ Status run(const SolveArgs& a, Report& r) {
   st = load_rhs(a, A, B, nrhs);
   if (!st.ok()) return st;
   r.j["nrhs"] = nrhs;
-  if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
 
-  r.j["executor"] = a.executor;
-  r.j["ordering"] = a.ordering;
-  r.j["relax_path"] = a.relax_path;
-  r.j["max_front_cap"] = a.max_front;
   Solver solver;
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
   st = solver.analyse(A, analysis_options(a), graph_options(a, workers));
@@ -332,10 +327,6 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &nranks);
-  r.j["executor"] = "starpu-mpi";
-  r.j["ordering"] = a.ordering;
-  r.j["relax_path"] = a.relax_path;
-  r.j["max_front_cap"] = a.max_front;
   CscMatrix A;
   std::string source;
   auto t0 = clock_type::now();
@@ -350,7 +341,6 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   st = agree_status(rank == 0 ? load_rhs(a, A, B, nrhs) : Status::success(), comm);  // b lives on rank 0
   if (!st.ok()) return st;
   r.j["nrhs"] = nrhs;
-  if (!a.rhs.empty()) r.j["rhs"] = a.rhs;
   Solver solver;
   const int per_rank = a.ncpu > 0 ? a.ncpu : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nranks);
   st = agree_status(solver.analyse(A, analysis_options(a), graph_options(a, per_rank * nranks)), comm);
@@ -417,7 +407,7 @@ std::string fmt(const char* f, double v) {
 void print_human(const nlohmann::json& j) {
   auto get = [&](const char* k) { return j[k].is_null() ? std::string("-") : j[k].dump(); };
   std::cout << "starfront solve: " << j.value("file", std::string("?")) << ", " << get("nrhs")
-            << " right-hand side(s)" << (j.contains("rhs") ? " from " + j["rhs"].get<std::string>() : " (b = A*1)") << "\n";
+            << " right-hand side(s)" << (j["rhs"].is_string() ? " from " + j["rhs"].get<std::string>() : " (b = A*1)") << "\n";
   std::cout << "  n " << get("n") << ", nnz(A) " << get("nnz_a") << " (lower), nnz(L) "
             << get("nnz_l") << ", flops " << (j["flops"].is_null() ? "-" : fmt("%.3e", j["flops"]))
             << ", largest front " << get("max_front") << "\n";
@@ -434,9 +424,9 @@ void print_human(const nlohmann::json& j) {
   if (!j["scheduler"].is_null())
     std::cout << " (scheduler " << j["scheduler"].get<std::string>() << ", "
               << j["cpu_workers"] << " CPU + " << j["cuda_workers"] << " CUDA workers"
-              << (j.contains("mpi") ? " per rank)" : ")");
+              << (j["mpi"].is_object() ? " per rank)" : ")");
   std::cout << "\n";
-  if (j.contains("blas_core")) {
+  if (j["blas_core"].is_object()) {
     const auto& b = j["blas_core"];
     if (b["name"] != b["detected_by_openblas"])
       std::cout << "  CPU BLAS: OpenBLAS " << b["name"].get<std::string>() << " kernels (OPENBLAS_CORETYPE set by starfront: "
@@ -457,7 +447,7 @@ void print_human(const nlohmann::json& j) {
               << (j["inertia_guaranteed"].get<bool>() ? "" : " (not guaranteed: perturbed or below-threshold pivots)")
               << ", perturbed pivots " << j["perturbed_pivots"] << ", delayed pivots "
               << j["delayed_pivots"] << ", 2x2 pivots " << j["two_by_two_pivots"] << "\n";
-  if (j.contains("mpi")) {
+  if (j["mpi"].is_object()) {
     const auto& m = j["mpi"];
     double peak = 0;
     for (const auto& pr : m["per_rank"]) peak = std::max(peak, pr["memory"]["measured_peak_rss"].get<double>());
@@ -473,7 +463,7 @@ void print_human(const nlohmann::json& j) {
   if (!j["backward_error"].is_null())
     std::cout << "  backward error " << fmt("%.3e", j["backward_error"]) << " after "
               << get("refine_steps") << " refinement step(s)\n";
-  if (j.contains("trace_dir"))
+  if (j["trace_dir"].is_string())
     std::cout << "  trace: " << j["trace_dir"].get<std::string>()
               << " (paje.trace for ViTE, dag.dot, tasks.rec, trace.rec; starfront trace summary|gantt "
               << j["trace_dir"].get<std::string>() << ")\n";
@@ -559,6 +549,7 @@ std::string check_solve_args(const SolveArgs& a) {
 }
 
 static int report(const SolveArgs& args, Report& r);
+static nlohmann::json null_report();
 
 bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
@@ -582,7 +573,9 @@ int run_solve(const SolveArgs& args) {
     MPI_Finalize();
     return code;
 #else
-    std::cerr << "starfront solve: this starfront was built without MPI (STARFRONT_MPI=OFF)\n";
+    const std::string why = "this starfront was built without MPI (STARFRONT_MPI=OFF)";
+    if (args.json) print_usage_error_json(why);
+    std::cerr << "starfront solve: " << why << "\n";
     return 2;
 #endif
   }
@@ -593,6 +586,9 @@ int run_solve(const SolveArgs& args) {
     // report still gets its one object, as every other failure's does.
     r.status = Status::error(StatusCode::out_of_memory, "out of memory");
     if (args.json) {
+      nlohmann::json full = null_report();  // every key, should it fail before report() filled them
+      if (r.j.is_object()) full.update(r.j);
+      r.j = std::move(full);
       r.j["status"] = status_name(r.status.code);
       r.j["error"] = r.status.message;
       std::cout << r.j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
@@ -602,10 +598,14 @@ int run_solve(const SolveArgs& args) {
   }
 }
 
-/// Every documented key of the `solve --json` report, null.
+/// Every key of the `solve --json` report, null: every report (success,
+/// failure at any stage, usage error, out of memory) has exactly these keys
+/// (the test Cli.JsonReportHasTheSameKeysOnEveryOutcome checks it).
 static nlohmann::json null_report() {
   nlohmann::json j;
-  for (const char* k : {"n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
+  for (const char* k : {"status", "error", "failed_column", "pivot", "method_requested", "file", "rhs",
+                        "executor", "ordering", "relax_path", "max_front_cap", "trace_dir", "mpi",
+                        "n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front",
                         "supernodes", "tasks", "t_read_s", "t_analyse_s", "t_factor_s",
                         "t_solve_s", "gflops", "backward_error", "nrhs", "scheduler",
                         "cpu_workers", "cuda_workers", "gpus", "tasks_by_kind", "critical_path_flops",
@@ -620,8 +620,6 @@ static nlohmann::json null_report() {
 
 void print_usage_error_json(const std::string& message) {
   nlohmann::json j = null_report();
-  for (const char* k : {"method_requested", "file", "executor", "ordering", "relax_path", "max_front_cap"})
-    j[k] = nullptr;
   j["status"] = "usage_error";
   j["error"] = message;
   std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
@@ -629,9 +627,16 @@ void print_usage_error_json(const std::string& message) {
 
 /// Runs the pipeline and prints the report; returns the exit status.
 static int report(const SolveArgs& args, Report& r) {
-  // Every documented key is present; null where the run did not get that far.
+  // Every documented key is present; null where the run did not get that far
+  // or the key does not apply. The options echoed back are known before any
+  // work, so a failure to read the matrix or the right-hand side has them too.
   r.j.update(null_report());
   r.j["method_requested"] = args.method;
+  r.j["executor"] = args.mpi ? std::string("starpu-mpi") : args.executor;
+  r.j["ordering"] = args.ordering;
+  r.j["relax_path"] = args.relax_path;
+  r.j["max_front_cap"] = args.max_front;
+  if (!args.rhs.empty()) r.j["rhs"] = args.rhs;
   {
     // The CPU BLAS kernels: OpenBLAS's core, and whether starfront set
     // OPENBLAS_CORETYPE because OpenBLAS did not know this CPU (blas_core.hpp).

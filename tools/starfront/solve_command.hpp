@@ -92,12 +92,33 @@ std::string check_plan_args(const SolveArgs& args);
 constexpr int kMaxPlanWorkers = 1 << 16;
 
 /// Runs the command; returns the process exit status (0 ok, 1 failure).
+///
+/// With --json it prints one object on stdout whose key set is the same on
+/// every outcome: success, a failure at any stage (io_error or parse_error
+/// reading the matrix or --rhs, not_positive_definite, singular, a trace
+/// that cannot be written, out_of_memory, ...) and a usage error
+/// (print_usage_error_json). A key whose value does not exist on this run is
+/// null, never absent:
+///  - "status" ("ok" or the error kind), "error" (the message; null on success);
+///  - "failed_column" (1-based) and "pivot": set when the status is
+///    not_positive_definite or singular, null otherwise;
+///  - the options echoed back, set before any work (so also when the matrix
+///    cannot be read; null only on a usage error): "method_requested",
+///    "executor", "ordering", "relax_path", "max_front_cap", and "rhs" (the
+///    --rhs file; null without --rhs, i.e. b = A*1);
+///  - "file" (the matrix file, or the built-in problem's description);
+///  - "trace_dir" (the --trace folder once written; null otherwise) and
+///    "mpi" (the StarPU-MPI figures; null on a run without MPI);
+///  - the figures of each stage (n, nnz_a, nrhs, t_read_s, the analysis,
+///    graph, runtime, factorisation, inertia and solve keys, "blas_core"),
+///    null where the run did not get that far or they do not apply.
+/// The full list is null_report() in solve_command.cpp.
 int run_solve(const SolveArgs& args);
 
 /// `solve --json` with a usage error (bad option or value, exit status 2):
-/// prints on stdout the report with every key null, "status": "usage_error"
-/// and "error": `message`, so that a caller parsing stdout always gets one
-/// JSON object.
+/// prints on stdout the report with every key of run_solve's report, null,
+/// but "status": "usage_error" and "error": `message`, so that a caller
+/// parsing stdout always gets one JSON object with the same keys.
 void print_usage_error_json(const std::string& message);
 
 }  // namespace starfront::tools
