@@ -172,6 +172,65 @@ TEST(Cli, LatencyRuleOnTheGpuGraph) {
   EXPECT_TRUE(k["latency_rule"].is_null());
 }
 
+/// `plan --json FILE` carries the matrix and analysis keys of `solve --json`
+/// (matrix_keys and analysis_keys in solve_command.cpp) at the top level of
+/// the graph: on the same matrix with the same options, each key has the
+/// same value in both reports, doubles included (the same code on the same
+/// analysis), and so does every other top-level key the two share (the
+/// graph's "tasks" array aside). Cases: bcsstk13 on the default graph, and
+/// the power-grid matrix on the GPU graph, where the latency rule takes the
+/// critical-path analysis ("latency_rule" an object with every value set).
+TEST(Cli, PlanJsonHasTheAnalysisKeysOfSolveJson) {
+  const std::vector<std::string> keys = {
+      "n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front", "supernodes",
+      "ordering_used", "tree_critical_path_s", "tree_critical_path_fronts", "amalgamation_used",
+      "latency_rule"};
+  struct Case {
+    std::string file, options;
+    long long n;
+  };
+  const Case cases[] = {{data("spd/bcsstk13.mtx"), "", 2003},
+                        {data("spd/activsg2000_hykkt_10.mtx"), " --gpu-graph", 25910}};
+  nlohmann::json gpu_plan;
+  for (std::size_t c = 0; c < std::size(cases); ++c) {
+    const Case& k = cases[c];
+    SCOPED_TRACE(k.file + k.options);
+    const std::string out = std::string(STARFRONT_TEST_TMPDIR) + "/plan_analysis_keys_" + std::to_string(c) + ".json";
+    const CliRun p = run("plan " + k.file + " --workers 2" + k.options + " --json " + out);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const CliRun s = run("solve " + k.file + " --ncpu 2" + k.options + " --json");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    std::ifstream in(out);
+    const auto jp = nlohmann::json::parse(in);
+    const auto js = nlohmann::json::parse(s.out);
+    std::remove(out.c_str());
+    for (const char* g : {"tasks", "blocks", "stats"}) EXPECT_TRUE(jp.contains(g)) << g;  // the graph stays
+    EXPECT_EQ(jp["n"].get<long long>(), k.n);
+    for (const std::string& key : keys) {
+      ASSERT_TRUE(jp.contains(key)) << key;
+      ASSERT_TRUE(js.contains(key)) << key;
+      EXPECT_EQ(jp[key], js[key]) << key << ": plan " << jp[key] << ", solve " << js[key];
+      if (key != "latency_rule") {
+        EXPECT_FALSE(jp[key].is_null()) << key;
+      }
+    }
+    // Every other top-level key both have agrees too (timings aside).
+    for (const auto& [key, v] : jp.items()) {
+      if (js.contains(key) && key != "tasks" && key != "t_analyse_s") {
+        EXPECT_EQ(v, js[key]) << key << ": plan " << v << ", solve " << js[key];
+      }
+    }
+    EXPECT_GT(jp["t_analyse_s"].get<double>(), 0.0);
+    EXPECT_GT(js["t_analyse_s"].get<double>(), 0.0);
+    if (c == 1) gpu_plan = jp;
+  }
+  // The GPU-graph case compared the latency rule's object, every value set.
+  EXPECT_EQ(gpu_plan["amalgamation_used"], "critical-path");
+  ASSERT_TRUE(gpu_plan["latency_rule"].is_object()) << gpu_plan["latency_rule"];
+  EXPECT_EQ(gpu_plan["latency_rule"]["chose_critical_path"], true);
+  for (const auto& [key, v] : gpu_plan["latency_rule"].items()) EXPECT_FALSE(v.is_null()) << key;
+}
+
 TEST(Cli, GenerateThenSolveWithRightHandSides) {
   const std::string m = std::string(STARFRONT_TEST_TMPDIR) + "/lap2d.mtx";
   ASSERT_EQ(run("generate laplace2d 12 -o " + m).exit_code, 0);

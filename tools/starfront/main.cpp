@@ -180,7 +180,12 @@ int main(int argc, char** argv) {
                    "plans for another machine)")
       ->capture_default_str();
   plan->add_option("--dot", dot_out, "write the graph as Graphviz DOT to this file");
-  plan->add_option("--json", json_out, "write the graph as JSON to this file");
+  plan->add_option("--json", json_out,
+                   "write the graph as JSON to this file (\"tasks\", \"blocks\", \"stats\"), with the "
+                   "matrix and analysis keys of solve --json, same names, meanings and values: n, nnz_a, "
+                   "t_analyse_s, nnz_l, nnz_l_exact, flops, flops_exact, max_front, supernodes, "
+                   "ordering_used, tree_critical_path_s, tree_critical_path_fronts, amalgamation_used, "
+                   "latency_rule");
   starfront::idx_t check_slots = 0;
   plan->add_option("--check-slots", check_slots,
                    "replay N random execution orders and check that no contribution-block slot "

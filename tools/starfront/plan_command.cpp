@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "api/solver.hpp"
@@ -91,8 +92,17 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
     st = write_file(dot_file, "DOT graph", [&](std::ostream& os) { write_dot(G, os); });
     if (!st.ok()) return st;
   }
-  if (!json_file.empty())
-    st = write_file(json_file, "JSON graph", [&](std::ostream& os) { os << graph_json(G) << "\n"; });
+  if (!json_file.empty()) {
+    // The graph (graph_json: "tasks", "blocks", "stats") and, at the top
+    // level, the matrix and analysis keys of `solve --json`, computed by the
+    // same functions (matrix_keys, analysis_keys) from this analysis.
+    nlohmann::json j = nlohmann::json::parse(graph_json(G));
+    j.update(matrix_keys(A));
+    j.update(analysis_keys(solver));
+    st = write_file(json_file, "JSON graph", [&](std::ostream& os) {
+      os << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    });
+  }
   return st;
 }
 

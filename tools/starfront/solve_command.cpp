@@ -97,34 +97,6 @@ void report_inertia(const Solver& solver, const Status& st, Report& r) {
   r.j["below_threshold_pivots"] = F.below_threshold_pivots;
 }
 
-/// The analysis keys of the report: its time, nnz(L), flops, the largest
-/// front, the supernodes, the ordering used and the tree's modelled
-/// critical path.
-void describe_analysis(const Solver& solver, Report& r) {
-  const SymbolicFactor& S = solver.symbolic();
-  r.j["t_analyse_s"] = solver.stats().t_analyse_s;
-  r.j["nnz_l"] = S.nnz_l;
-  r.j["nnz_l_exact"] = S.nnz_l_exact;
-  r.j["flops"] = S.flops;
-  r.j["flops_exact"] = S.flops_exact;
-  r.j["max_front"] = S.max_front;
-  r.j["supernodes"] = S.nsuper;
-  r.j["ordering_used"] = ordering_method_name(S.ordering_used);
-  r.j["tree_critical_path_s"] = S.critical_path_s;
-  r.j["tree_critical_path_fronts"] = S.critical_path_fronts;
-  r.j["amalgamation_used"] = !S.amalgamated ? "none" : S.critical_path_amalgamation ? "critical-path" : "relaxed";
-  const LatencyRuleReport& lr = S.latency_rule;
-  r.j["latency_rule"] = lr.applied ? nlohmann::json{{"chose_critical_path", lr.critical_path_chosen},
-                                                    {"front_limit", lr.front_limit},
-                                                    {"default_tree_critical_path_s", lr.flops_path_s},
-                                                    {"default_max_front", lr.flops_max_front},
-                                                    {"critical_path_tree_critical_path_s",
-                                                     lr.path_max_front >= 0 ? nlohmann::json(lr.path_path_s) : nlohmann::json()},
-                                                    {"critical_path_max_front",
-                                                     lr.path_max_front >= 0 ? nlohmann::json(lr.path_max_front) : nlohmann::json()}}
-                                   : nlohmann::json();
-}
-
 /// The task-graph figures of the report: tasks by kind, critical path, slot
 /// policy and memory estimates (the measured keys null). Returns G's stats.
 GraphStats describe_graph(const TaskGraph& G, Report& r) {
@@ -158,8 +130,7 @@ Status run(const SolveArgs& a, Report& r) {
   r.j["file"] = source;
   if (!st.ok()) return st;
   r.j["t_read_s"] = seconds_since(t0);
-  r.j["n"] = A.n;
-  r.j["nnz_a"] = A.nnz();
+  r.j.update(matrix_keys(A));
   std::vector<double> B;
   idx_t nrhs = 0;
   st = load_rhs(a, A, B, nrhs);
@@ -170,7 +141,7 @@ Status run(const SolveArgs& a, Report& r) {
   const int workers = a.ncpu > 0 ? a.ncpu : static_cast<int>(std::thread::hardware_concurrency());
   st = solver.analyse(A, analysis_options(a), graph_options(a, workers));
   if (!st.ok()) return st;
-  describe_analysis(solver, r);
+  r.j.update(analysis_keys(solver));
   const GraphStats gs = describe_graph(solver.graph(), r);
 
   // StarPU starts after the analysis: its workers would compete for the cores.
@@ -334,8 +305,7 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   r.j["file"] = source;
   if (!st.ok()) return st;
   r.j["t_read_s"] = seconds_since(t0);
-  r.j["n"] = A.n;
-  r.j["nnz_a"] = A.nnz();
+  r.j.update(matrix_keys(A));
   std::vector<double> B;
   idx_t nrhs = 0;
   st = agree_status(rank == 0 ? load_rhs(a, A, B, nrhs) : Status::success(), comm);  // b lives on rank 0
@@ -345,7 +315,7 @@ Status run_mpi(const SolveArgs& a, Report& r, MPI_Comm comm) {
   const int per_rank = a.ncpu > 0 ? a.ncpu : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / nranks);
   st = agree_status(solver.analyse(A, analysis_options(a), graph_options(a, per_rank * nranks)), comm);
   if (!st.ok()) return st;
-  describe_analysis(solver, r);
+  r.j.update(analysis_keys(solver));
   unbind_when_sharing_a_node(comm);
   std::unique_ptr<StarpuRuntime> rt;
   RuntimeOptions ro(a.ncpu, a.ncuda, a.sched);
@@ -478,6 +448,35 @@ Status load_matrix(const std::string& file, CscMatrix& A, std::string& source) {
   }
   source = file;
   return read_matrix_market(file, A);
+}
+
+nlohmann::json matrix_keys(const CscMatrix& A) { return {{"n", A.n}, {"nnz_a", A.nnz()}}; }
+
+nlohmann::json analysis_keys(const Solver& solver) {
+  const SymbolicFactor& S = solver.symbolic();
+  nlohmann::json j;
+  j["t_analyse_s"] = solver.stats().t_analyse_s;
+  j["nnz_l"] = S.nnz_l;
+  j["nnz_l_exact"] = S.nnz_l_exact;
+  j["flops"] = S.flops;
+  j["flops_exact"] = S.flops_exact;
+  j["max_front"] = S.max_front;
+  j["supernodes"] = S.nsuper;
+  j["ordering_used"] = ordering_method_name(S.ordering_used);
+  j["tree_critical_path_s"] = S.critical_path_s;
+  j["tree_critical_path_fronts"] = S.critical_path_fronts;
+  j["amalgamation_used"] = !S.amalgamated ? "none" : S.critical_path_amalgamation ? "critical-path" : "relaxed";
+  const LatencyRuleReport& lr = S.latency_rule;
+  j["latency_rule"] = lr.applied ? nlohmann::json{{"chose_critical_path", lr.critical_path_chosen},
+                                                  {"front_limit", lr.front_limit},
+                                                  {"default_tree_critical_path_s", lr.flops_path_s},
+                                                  {"default_max_front", lr.flops_max_front},
+                                                  {"critical_path_tree_critical_path_s",
+                                                   lr.path_max_front >= 0 ? nlohmann::json(lr.path_path_s) : nlohmann::json()},
+                                                  {"critical_path_max_front",
+                                                   lr.path_max_front >= 0 ? nlohmann::json(lr.path_max_front) : nlohmann::json()}}
+                                 : nlohmann::json();
+  return j;
 }
 
 FactorMethod factor_method(const std::string& name) {

@@ -2,11 +2,16 @@
 // solve, and report (human text or one JSON object).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "analysis/symbolic.hpp"
 #include "plan/task_graph.hpp"
 #include "solve/factor.hpp"
+
+namespace starfront {
+class Solver;
+}
 
 namespace starfront::tools {
 
@@ -70,6 +75,21 @@ GraphOptions graph_options(const SolveArgs& a, int workers);
 /// Reads FILE, or generates the built-in problem when `file` is empty;
 /// `source` says which.
 Status load_matrix(const std::string& file, CscMatrix& A, std::string& source);
+
+/// The matrix keys of `solve --json` and `plan --json`: "n" (order) and
+/// "nnz_a" (entries of the lower triangle, diagonal included).
+nlohmann::json matrix_keys(const CscMatrix& A);
+
+/// The analysis keys of `solve --json` and `plan --json` (one definition, so
+/// that both report the same figures of the same analysis): "t_analyse_s"
+/// (Solver::analyse's seconds, task graph included), "nnz_l", "nnz_l_exact",
+/// "flops", "flops_exact", "max_front", "supernodes", "ordering_used",
+/// "tree_critical_path_s", "tree_critical_path_fronts" (the assembly tree's
+/// modelled critical path), "amalgamation_used" (none, relaxed,
+/// critical-path) and "latency_rule" (the GPU graph's latency-rule
+/// comparison, null where the rule did not run), all from
+/// solver.symbolic() after a successful analyse().
+nlohmann::json analysis_keys(const Solver& solver);
 
 /// Factorisation method of the --method value (llt, ldlt, quasi-definite, auto).
 FactorMethod factor_method(const std::string& name);
