@@ -2,6 +2,7 @@
 // and scans it line by line with std::from_chars; every refusal names the
 // source, the 1-based line and what was expected there.
 #include "io/matrix_market.hpp"
+#include "sparse/memory.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -506,6 +507,12 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
   if (static_cast<std::size_t>(h.nrows) >= std::vector<idx_t>().max_size())  // n + 1 column pointers
     return fail_at(StatusCode::out_of_memory, src, h.size_line,
                    "order " + std::to_string(h.nrows) + " exceeds the addressable memory");
+  // The CSC's column arrays are written whole, so an order beyond the
+  // memory would not fail an allocation (overcommit) but kill the process.
+  if (Status m = check_fits_in_memory(lower_csc_column_bytes(h.nrows),
+                                      "order " + std::to_string(h.nrows) + ": the CSC's column arrays");
+      !m.ok())
+    return fail_at(StatusCode::out_of_memory, src, h.size_line, m.message);
   Triplets t;
   s = read_coordinate(cur, src, h, t);
   if (!s.ok()) return s;
@@ -536,6 +543,12 @@ Status read_coordinate_dense(LineCursor& cur, const std::string& src, const Head
   if (h.ncols > 0 && h.nrows > std::numeric_limits<idx_t>::max() / h.ncols)
     return fail_at(StatusCode::parse_error, src, h.size_line,
                    "bad size line: rows*columns overflows a 64-bit count");
+  // The zero-filled array is written whole: refuse one beyond the memory
+  // before reading the entries.
+  if (Status m = check_fits_in_memory(static_cast<double>(h.nrows) * static_cast<double>(h.ncols) * sizeof(double),
+                                      std::to_string(h.nrows) + " x " + std::to_string(h.ncols) + " dense array");
+      !m.ok())
+    return fail_at(StatusCode::out_of_memory, src, h.size_line, m.message);
   Triplets t;
   Status s = read_coordinate(cur, src, h, t);
   if (!s.ok()) return s;

@@ -1,4 +1,5 @@
 #include "sparse/csc.hpp"
+#include "sparse/memory.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -53,6 +54,10 @@ Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
   if (static_cast<std::size_t>(n) >= std::vector<idx_t>().max_size())
     return Status::error(StatusCode::out_of_memory,
                          "order n = " + std::to_string(n) + " exceeds the addressable memory");
+  if (Status m = check_fits_in_memory(lower_csc_column_bytes(n),
+                                      "order n = " + std::to_string(n) + ": the CSC's column arrays");
+      !m.ok())
+    return m;
   if (rows.size() != cols.size() || rows.size() != vals.size())
     return Status::error(StatusCode::invalid_argument, "triplet arrays differ in length");
   const idx_t m = static_cast<idx_t>(rows.size());

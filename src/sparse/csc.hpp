@@ -26,11 +26,18 @@ struct CscMatrix {
 /// column and position at fault.
 Status check_lower_csc(const CscMatrix& A);
 
+/// Bytes of the per-column arrays lower_csc_from_triplets allocates and
+/// fills for order n (three of n + 1 indices: the counts, the insertion
+/// points and the column pointers), the entries' arrays not included.
+inline double lower_csc_column_bytes(idx_t n) { return 3.0 * (static_cast<double>(n) + 1) * sizeof(idx_t); }
+
 /// Builds a lower CSC from 0-based triplets (i, j, v) of a symmetric matrix.
 /// Each triplet may lie in either triangle (it is mirrored into the lower one);
 /// duplicates are summed. Indices must lie in [0, n) (checked: invalid_argument).
-/// An order whose n + 1 column pointers cannot be addressed gives
-/// out_of_memory (std::bad_alloc of the arrays is the caller's to catch).
+/// An order whose n + 1 column pointers cannot be addressed, or whose
+/// column arrays (lower_csc_column_bytes) exceed the memory this process may
+/// use (usable_memory_bytes), gives out_of_memory before any allocation
+/// (std::bad_alloc of the arrays is the caller's to catch).
 Status lower_csc_from_triplets(idx_t n, const std::vector<idx_t>& rows,
                                const std::vector<idx_t>& cols,
                                const std::vector<double>& vals, CscMatrix& out);

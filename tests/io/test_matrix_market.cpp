@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sparse/csc.hpp"
+#include "sparse/memory.hpp"
 
 namespace starfront {
 namespace {
@@ -358,6 +359,43 @@ TEST(MatrixMarketRefuse, OrderBeyondTheAddressableMemory) {
     EXPECT_EQ(s.code, StatusCode::out_of_memory) << n;
     EXPECT_MSG(s, path + ":2:");
     EXPECT_MSG(s, "exceeds the addressable memory");
+  }
+}
+
+// An order whose column pointers are addressable but beyond the memory this
+// process may use: refused at the size line, before anything is allocated
+// (overcommit would grant the pointers and kill the process filling them).
+TEST(MatrixMarketRefuse, OrderBeyondTheMemory) {
+  const std::uint64_t usable = usable_memory_bytes();
+  if (usable == 0) GTEST_SKIP() << "this process's memory is unknown: nothing is refused before allocating";
+  for (idx_t n : {idx_t{1} << 50, static_cast<idx_t>(usable / (3 * sizeof(idx_t))) + 1}) {
+    const std::string order = std::to_string(n);
+    std::string path;
+    const Status s = refuse("%%MatrixMarket matrix coordinate real symmetric\n" + order + " " + order +
+                                " 1\n1 1 1\n",
+                            &path);
+    EXPECT_EQ(s.code, StatusCode::out_of_memory) << n;
+    EXPECT_MSG(s, path + ":2:");
+    EXPECT_MSG(s, "order " + order + ": the CSC's column arrays needs");
+    EXPECT_MSG(s, "of memory this process may use");
+  }
+}
+
+// A dense right-hand side given in coordinate form is zero-filled whole: one
+// beyond the memory is refused at its size line.
+TEST(DenseMatrixMarket, CoordinateBeyondTheMemoryIsRefused) {
+  const std::uint64_t usable = usable_memory_bytes();
+  if (usable == 0) GTEST_SKIP() << "this process's memory is unknown: nothing is refused before allocating";
+  for (idx_t m : {idx_t{1} << 50, static_cast<idx_t>(usable / sizeof(double)) + 1}) {
+    std::istringstream in("%%MatrixMarket matrix coordinate real general\n" + std::to_string(m) + " 1 1\n1 1 1\n");
+    idx_t rows = -5, cols = -5;
+    std::vector<double> x{42.0};
+    const Status s = read_dense_matrix(in, "b", rows, cols, x);
+    EXPECT_EQ(s.code, StatusCode::out_of_memory) << m;
+    EXPECT_MSG(s, "b:2:");
+    EXPECT_MSG(s, "dense array needs");
+    EXPECT_EQ(rows, -5);
+    EXPECT_EQ(x, std::vector<double>{42.0});  // the caller's array untouched
   }
 }
 

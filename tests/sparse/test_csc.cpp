@@ -6,6 +6,7 @@
 
 #include "common/random_matrices.hpp"
 #include "io/matrix_market.hpp"
+#include "sparse/memory.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -93,6 +94,17 @@ TEST(CscTriplets, Refusals) {
   // n + 1 column pointers out of reach (n + 1 itself overflows for the largest n)
   EXPECT_EQ(lower_csc_from_triplets(std::numeric_limits<idx_t>::max(), {0}, {0}, {1}, A).code,
             StatusCode::out_of_memory);
+  // Addressable but beyond the memory (order 2^50: 27 PB of column arrays;
+  // and the least order whose column arrays exceed the memory this process
+  // may use): refused before the arrays are allocated and filled, which
+  // overcommit would end in a kill.
+  const std::uint64_t usable = usable_memory_bytes();
+  for (idx_t n : {idx_t{1} << 50, static_cast<idx_t>(usable / (3 * sizeof(idx_t))) + 1}) {
+    if (usable == 0) break;  // memory unknown: nothing is refused before allocating
+    const Status st = lower_csc_from_triplets(n, {0}, {0}, {1}, A);
+    EXPECT_EQ(st.code, StatusCode::out_of_memory) << n;
+    EXPECT_NE(st.message.find("of memory this process may use"), std::string::npos) << st.message;
+  }
   ASSERT_TRUE(lower_csc_from_triplets(0, {}, {}, {}, A).ok());
   EXPECT_EQ(A.n, 0);
   EXPECT_EQ(A.colptr, (std::vector<idx_t>{0}));
