@@ -69,8 +69,13 @@ inline bool parse_count(const char* text, long long lo, long long hi, long long&
 }
 
 /// Parses a whole decimal real, finite and >= 0 (the amalgamation's zero
-/// fractions, seconds), into v; false otherwise (v then unspecified).
+/// fractions, seconds): digits with an optional point and exponent ("0.2",
+/// ".5", "1e3"); no sign, blank, hexadecimal or suffix. Into v; false
+/// otherwise (v then unspecified).
 inline bool parse_real(const char* text, double& v) {
+  if (!((*text >= '0' && *text <= '9') || *text == '.')) return false;
+  for (const char* p = text; *p; ++p)
+    if (*p == 'x' || *p == 'X') return false;
   char* end = nullptr;
   v = std::strtod(text, &end);
   return end != text && *end == '\0' && std::isfinite(v) && v >= 0;

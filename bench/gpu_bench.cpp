@@ -627,16 +627,17 @@ int main(int argc, char** argv) {
     }
     else if (!std::strcmp(argv[a], "--cholmod-threads") && a + 1 < argc) {
       cholmod_threads.clear();
-      for (const char* p = argv[++a]; *p;) {
+      for (const char* p = argv[++a];;) {
         char* end = nullptr;
-        const long t = std::strtol(p, &end, 10);
-        if (end == p || t < 1 || t > 4096 || (*end && *end != ',')) {
+        const long t = *p >= '0' && *p <= '9' ? std::strtol(p, &end, 10) : 0;  // digits only: no blank or sign
+        if (end == nullptr || t < 1 || t > 4096 || (*end && *end != ',') || (*end == ',' && !end[1])) {
           std::fprintf(stderr, "gpu_bench: --cholmod-threads wants thread counts 1..4096 separated by commas, got '%s'\n",
                        argv[a]);
           return 2;
         }
         cholmod_threads.push_back(static_cast<int>(t));
-        p = *end ? end + 1 : end;
+        if (!*end) break;
+        p = end + 1;
       }
     }
     else if (!std::strcmp(argv[a], "--sched") && a + 1 < argc) sched = argv[++a];

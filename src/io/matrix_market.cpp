@@ -509,7 +509,9 @@ Status read_sparse_text(std::string_view text, const std::string& src, CscMatrix
                    "order " + std::to_string(h.nrows) + " exceeds the addressable memory");
   // The CSC's column arrays are written whole, so an order beyond the
   // memory would not fail an allocation (overcommit) but kill the process.
-  if (Status m = check_fits_in_memory(lower_csc_column_bytes(h.nrows),
+  // Both triangles (assemble_general) keep the lower CSC's n + 1 pointers
+  // while the upper one's arrays are built: one array more.
+  if (Status m = check_fits_in_memory(lower_csc_column_bytes(h.nrows) + (static_cast<double>(h.nrows) + 1) * sizeof(idx_t),
                                       "order " + std::to_string(h.nrows) + ": the CSC's column arrays");
       !m.ok())
     return fail_at(StatusCode::out_of_memory, src, h.size_line, m.message);
@@ -562,12 +564,17 @@ Status read_coordinate_dense(LineCursor& cur, const std::string& src, const Head
 }
 
 Status read_dense_text(std::string_view text, const std::string& src, idx_t& nrows, idx_t& ncols,
-                       std::vector<double>& colmajor) {
+                       std::vector<double>& colmajor, idx_t expected_rows) {
   LineCursor cur(text);
   Header h;
   Status s = read_banner(cur, src, h);
   if (s.ok()) s = check_dense_kind(src, h);
   if (s.ok()) s = read_size_line(cur, src, h);
+  // A row count the caller cannot use is refused before the array is built
+  // (a coordinate file's array is zero-filled whole).
+  if (s.ok() && expected_rows >= 0 && h.nrows != expected_rows)
+    return fail_at(StatusCode::invalid_argument, src, h.size_line,
+                   std::to_string(h.nrows) + " rows, expected " + std::to_string(expected_rows));
   std::vector<double> values;
   if (s.ok())
     s = h.format == Format::array ? read_array(cur, src, h, values)
@@ -712,20 +719,20 @@ Status read_matrix_market(const std::string& path, CscMatrix& out, MatrixMarketI
 }
 
 Status read_dense_matrix(std::istream& in, const std::string& source_name, idx_t& nrows,
-                         idx_t& ncols, std::vector<double>& colmajor) {
+                         idx_t& ncols, std::vector<double>& colmajor, idx_t expected_rows) {
   return guard_memory(source_name, [&] {
     std::string text;
     Status s = read_stream(in, source_name, text);
-    return s.ok() ? read_dense_text(text, source_name, nrows, ncols, colmajor) : s;
+    return s.ok() ? read_dense_text(text, source_name, nrows, ncols, colmajor, expected_rows) : s;
   });
 }
 
 Status read_dense_matrix(const std::string& path, idx_t& nrows, idx_t& ncols,
-                         std::vector<double>& colmajor) {
+                         std::vector<double>& colmajor, idx_t expected_rows) {
   return guard_memory(path, [&] {
     std::string text;
     Status s = read_file(path, text);
-    return s.ok() ? read_dense_text(text, path, nrows, ncols, colmajor) : s;
+    return s.ok() ? read_dense_text(text, path, nrows, ncols, colmajor, expected_rows) : s;
   });
 }
 

@@ -58,13 +58,16 @@ Status read_matrix_market(std::istream& in, const std::string& source_name, CscM
 /// Accepts `array real|integer general` (values in column-major order, one per
 /// line; a size line holding only `m` is read as m x 1) and `coordinate
 /// real|integer general` (1-based entries, duplicates summed, the rest zero).
+/// With expected_rows >= 0, a size line declaring another row count is
+/// invalid_argument naming that line, before anything is allocated (a
+/// right-hand side for a matrix of order n: expected_rows = n).
 /// Errors as for read_matrix_market; outputs untouched on error.
 Status read_dense_matrix(const std::string& path, idx_t& nrows, idx_t& ncols,
-                         std::vector<double>& colmajor);
+                         std::vector<double>& colmajor, idx_t expected_rows = -1);
 
 /// Same as above, reading the whole stream; `source_name` names it in messages.
 Status read_dense_matrix(std::istream& in, const std::string& source_name, idx_t& nrows,
-                         idx_t& ncols, std::vector<double>& colmajor);
+                         idx_t& ncols, std::vector<double>& colmajor, idx_t expected_rows = -1);
 
 /// Writes A as `coordinate real symmetric`: the lower triangle, 1-based,
 /// column by column, values with 17 significant digits (exact round trip).

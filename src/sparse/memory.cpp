@@ -34,8 +34,8 @@ Status check_fits_in_memory(double bytes, const std::string& what) {
   const std::uint64_t usable = usable_memory_bytes();
   if (usable == 0 || bytes <= static_cast<double>(usable)) return Status::success();
   char buf[160];
-  std::snprintf(buf, sizeof buf, " needs %.3g GB, more than the %.3g GB of memory this process may use", bytes / 1e9,
-                static_cast<double>(usable) / 1e9);
+  std::snprintf(buf, sizeof buf, " needs %.0f bytes (%.3g GB), more than the %llu bytes of memory this process may use",
+                bytes, bytes / 1e9, static_cast<unsigned long long>(usable));
   return Status::error(StatusCode::out_of_memory, what + buf);
 }
 

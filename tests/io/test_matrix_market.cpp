@@ -368,7 +368,7 @@ TEST(MatrixMarketRefuse, OrderBeyondTheAddressableMemory) {
 TEST(MatrixMarketRefuse, OrderBeyondTheMemory) {
   const std::uint64_t usable = usable_memory_bytes();
   if (usable == 0) GTEST_SKIP() << "this process's memory is unknown: nothing is refused before allocating";
-  for (idx_t n : {idx_t{1} << 50, static_cast<idx_t>(usable / (3 * sizeof(idx_t))) + 1}) {
+  for (idx_t n : {idx_t{1} << 50, static_cast<idx_t>(usable / (4 * sizeof(idx_t))) + 1}) {
     const std::string order = std::to_string(n);
     std::string path;
     const Status s = refuse("%%MatrixMarket matrix coordinate real symmetric\n" + order + " " + order +
@@ -397,6 +397,29 @@ TEST(DenseMatrixMarket, CoordinateBeyondTheMemoryIsRefused) {
     EXPECT_EQ(rows, -5);
     EXPECT_EQ(x, std::vector<double>{42.0});  // the caller's array untouched
   }
+}
+
+// A right-hand side whose row count is not the one expected is refused at
+// its size line, before its array is built (3e9 rows zero-filled would be
+// 24 GB: within this machine's memory, so not refused by the memory check).
+TEST(DenseMatrixMarket, UnexpectedRowCountRefusedAtTheSizeLine) {
+  for (const char* body : {"%%MatrixMarket matrix coordinate real general\n3000000000 1 0\n",
+                           "%%MatrixMarket matrix array real general\n1000 2\n"}) {
+    std::istringstream in(body);
+    idx_t rows = -5, cols = -5;
+    std::vector<double> x{42.0};
+    const Status s = read_dense_matrix(in, "b", rows, cols, x, 494);
+    EXPECT_EQ(s.code, StatusCode::invalid_argument) << body;
+    EXPECT_MSG(s, "b:2:");
+    EXPECT_MSG(s, "rows, expected 494");
+    EXPECT_EQ(rows, -5);
+    EXPECT_EQ(x, std::vector<double>{42.0});
+  }
+  std::istringstream in("%%MatrixMarket matrix array real general\n2 1\n1.5\n-2\n");
+  idx_t rows = 0, cols = 0;
+  std::vector<double> x;
+  ASSERT_TRUE(read_dense_matrix(in, "b", rows, cols, x, 2).ok());
+  EXPECT_EQ(x, (std::vector<double>{1.5, -2}));
 }
 
 TEST(MatrixMarketRefuse, NotSquare) {

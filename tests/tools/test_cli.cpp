@@ -180,6 +180,18 @@ TEST(Cli, LatencyRuleOnTheGpuGraph) {
 /// graph's "tasks" array aside). Cases: bcsstk13 on the default graph, and
 /// the power-grid matrix on the GPU graph, where the latency rule takes the
 /// critical-path analysis ("latency_rule" an object with every value set).
+// A graph file that cannot be written (here a full device: the failure shows
+// only when the stream is flushed) is an io_error with exit status 1.
+TEST(Cli, PlanReportsAFailedWrite) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  for (const char* opt : {"--json", "--dot"}) {
+    const CliRun r = run(std::string("plan ") + data("spd/lund_a.mtx") + " " + opt + " /dev/full");
+    EXPECT_EQ(r.exit_code, 1) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find("cannot write"), std::string::npos) << opt << ": " << r.err;
+    EXPECT_NE(r.err.find("/dev/full"), std::string::npos) << opt << ": " << r.err;
+  }
+}
+
 TEST(Cli, PlanJsonHasTheAnalysisKeysOfSolveJson) {
   const std::vector<std::string> keys = {
       "n", "nnz_a", "nnz_l", "nnz_l_exact", "flops", "flops_exact", "max_front", "supernodes",

@@ -16,6 +16,9 @@ namespace {
 Status write_file(const std::string& path, const std::string& what, const auto& writer) {
   std::ofstream os(path);
   if (os) writer(os);
+  // A full disk (or /dev/full) fails only when the buffer reaches the file:
+  // flush and close before judging the stream.
+  if (os.is_open()) os.close();
   if (!os) return Status::error(StatusCode::io_error, "cannot write the " + what + " to '" + path + "'");
   return Status::success();
 }

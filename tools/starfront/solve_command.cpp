@@ -49,7 +49,7 @@ Status load_rhs(const SolveArgs& a, const CscMatrix& A, std::vector<double>& B, 
     return Status::success();
   }
   idx_t rows = 0;
-  Status st = read_dense_matrix(a.rhs, rows, nrhs, B);
+  Status st = read_dense_matrix(a.rhs, rows, nrhs, B, A.n);  // other row counts refused at the size line
   if (st.ok() && rows != A.n)
     st = Status::error(StatusCode::invalid_argument,
                        a.rhs + ": right-hand side has " + std::to_string(rows) +
