@@ -35,6 +35,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "plan/front_plan.hpp"
 
 namespace starfront {
@@ -249,6 +251,8 @@ void write_dot(const TaskGraph& G, std::ostream& os);
 /// JSON of the graph: {"tasks":[{"id","kind","name","front","first_front","child","i","j","k",
 /// "flops","priority","accesses":[[block,"R"],...]}...],"blocks":[{"id","kind","front","row0",
 /// "col0","rows","cols","ld","offset","lower"}...],"stats":{...}}.
+nlohmann::json graph_json_value(const TaskGraph& G);
+/// graph_json_value(G) as compact text.
 std::string graph_json(const TaskGraph& G);
 /// Readable task name: "subtree s12 (412 fronts)", "front f88 (40x12)",
 /// "potrf f1234 (2,2)", "extend_add f88->f90 (col 1)", ...

@@ -26,7 +26,7 @@ void write_dot(const TaskGraph& G, std::ostream& os) {
   os << "}\n";
 }
 
-std::string graph_json(const TaskGraph& G) {
+nlohmann::json graph_json_value(const TaskGraph& G) {
   using nlohmann::json;
   json tasks = json::array(), blocks = json::array();
   for (std::size_t t = 0; t < G.tasks.size(); ++t) {
@@ -58,7 +58,9 @@ std::string graph_json(const TaskGraph& G) {
                 {"fronts", s.fronts},
                 {"fronts_in_subtrees", s.fronts_in_subtrees},
                 {"tiled_fronts", s.tiled_fronts}};
-  return json{{"tasks", tasks}, {"blocks", blocks}, {"stats", stats}}.dump();
+  return json{{"tasks", tasks}, {"blocks", blocks}, {"stats", stats}};
 }
+
+std::string graph_json(const TaskGraph& G) { return graph_json_value(G).dump(); }
 
 }  // namespace starfront

@@ -1,6 +1,6 @@
 // The memory this process may use, for refusing, before any allocation, an
 // input whose declared size cannot fit (a Matrix Market size line of order
-// 3e9 asks for 72 GB of column arrays, which Linux's overcommit grants and
+// 3e9 asks for at least 72 GB of column arrays, which Linux's overcommit grants and
 // then kills the process for filling).
 #pragma once
 
@@ -18,8 +18,8 @@ namespace starfront {
 std::uint64_t usable_memory_bytes();
 
 /// ok when `bytes` fits in usable_memory_bytes() (or that is unknown);
-/// otherwise out_of_memory: "`what` needs X GB, more than the Y GB of memory
-/// this process may use". `bytes` is a double so that callers can pass a
+/// otherwise out_of_memory: "`what` needs B bytes (X GB), more than the U
+/// bytes of memory this process may use". `bytes` is a double so that callers can pass a
 /// product that would overflow 64 bits.
 Status check_fits_in_memory(double bytes, const std::string& what);
 

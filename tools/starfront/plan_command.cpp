@@ -96,10 +96,10 @@ Status run(const SolveArgs& a, const std::string& dot_file, const std::string& j
     if (!st.ok()) return st;
   }
   if (!json_file.empty()) {
-    // The graph (graph_json: "tasks", "blocks", "stats") and, at the top
-    // level, the matrix and analysis keys of `solve --json`, computed by the
-    // same functions (matrix_keys, analysis_keys) from this analysis.
-    nlohmann::json j = nlohmann::json::parse(graph_json(G));
+    // The graph (graph_json_value: "tasks", "blocks", "stats") and, at the
+    // top level, the matrix and analysis keys of `solve --json`, computed by
+    // the same functions (matrix_keys, analysis_keys) from this analysis.
+    nlohmann::json j = graph_json_value(G);
     j.update(matrix_keys(A));
     j.update(analysis_keys(solver));
     st = write_file(json_file, "JSON graph", [&](std::ostream& os) {
